@@ -1075,7 +1075,7 @@ def unnamed_request(messages: Any) -> bool:
 @final
 class EvidencePlan:
     """The core's evidence names of an evidence-name tuple, each with its probe, made once
-    per tuple (``evidence._plan``) and asked of each trajectory in one call
+    per tuple (``evidence.Plan``) and asked of each trajectory in one call
     (``native/python/src/evidence/probes.rs``)."""
 
     outcomes: bool
@@ -1089,14 +1089,22 @@ class EvidencePlan:
         /,
     ) -> EvidencePlan: ...
     def lacking(
-        self, view: StepView, steps: Sequence[Step], answering: frozenset[int] | None, /
+        self,
+        view: StepView,
+        steps: Sequence[Step],
+        answering: frozenset[int] | None,
+        fragmented: bool = False,
+        /,
     ) -> tuple[tuple[int, int, list[Step] | None], ...]:
         """``(position, read, gaps)`` of each name the trajectory lacks, by position: the
         steps its probe read and those lacking what it asks for (``None`` for ``steps``,
         ``agents``, and ``tokens`` without model calls); ``()`` when none lacks.
         ``entries``' probes: ``arguments``, ``result``, ``outcomes``, ``inputs``,
-        ``tokens``, ``file_edits``, ``timing``, ``steps``, ``agents`` (else
-        ``ValueError``)."""
+        ``tokens``, ``file_edits``, ``timing``, ``steps``, ``agents``, ``names`` (else
+        ``ValueError``). ``names`` lacks with the nameless calls, else (``read`` 0, no
+        gaps) when ``fragmented`` or when no tool span nor an AgentBench trajectory lists
+        every call. Each walk's answer is kept in ``view`` for the next plan: the lists are
+        shared, read them only."""
 
 @final
 class StepView:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import CheckHead
+from otel_oracles.grade.evidence import Plan
 from otel_oracles.grade.oracles.base import OracleCheck, OracleParams
 from otel_oracles.grade.registry import BUILTIN_MODULES, oracle_class
 from otel_oracles.grade.selector import MappedAgents, TraceSelector
@@ -39,6 +40,7 @@ class CompiledCheck(Frozen):
         "head",
         "layer",
         "oracle",
+        "plan",
         "setup_error",
         "spec",
     )
@@ -47,6 +49,9 @@ class CompiledCheck(Frozen):
     oracle: OracleCheck | None
     evidence: tuple[str, ...]
     """Sorted, unique evidence names (the order gaps are reported in)."""
+    plan: Plan
+    """``evidence`` made ready to ask of trajectories, once (``Evidence.lacking_of``: the
+    check asks it when its contract's names are not all there)."""
     setup_error: Exception | None
     """What building the oracle (or asking its evidence) raised; reported by the check as an
     ``error`` result, never stopping the others."""
@@ -78,6 +83,7 @@ class CompiledCheck(Frozen):
         set_field(self, "spec", spec)
         set_field(self, "oracle", oracle)
         set_field(self, "evidence", evidence)
+        set_field(self, "plan", Plan(evidence))
         set_field(self, "setup_error", setup_error)
         set_field(self, "budget", budget)
         set_field(self, "foreign", foreign)
@@ -133,6 +139,10 @@ class CompiledContract:
     asked of a trajectory once per contract, so that when it lacks none (most
     trajectories), no check asks for its own."""
 
+    plan: Plan = field(init=False)
+    """``evidence`` made ready to ask of trajectories, once (``Evidence.lacking_of``), not
+    looked up by its names for every trajectory."""
+
     plain: bool = field(init=False)
     """Whether the contract's values every verdict copies (``id``, ``version``,
     ``content_hash``, ``name``) are exactly of their fields' types: worked out once here,
@@ -142,6 +152,7 @@ class CompiledContract:
     def __post_init__(self) -> None:
         names = tuple(sorted({name for check in self.checks for name in check.evidence}))
         object.__setattr__(self, "evidence", names)
+        object.__setattr__(self, "plan", Plan(names))
         c = self.contract
         plain = (
             type(c.id) is str

@@ -167,8 +167,9 @@ def _failure_despite_gaps(missing: Finding, oracle: OracleCheck, ctx: GradeConte
 def _known_clear(compiled: CompiledContract, ctx: GradeContext) -> tuple[bool, bool]:
     """What every check of ``compiled`` would ask of ``ctx``'s trajectory, asked once per
     contract: ``(clear, gapless)``. ``clear``: the trajectory is complete and lacks none of
-    the contract's evidence names (``CompiledContract.evidence``, each probed once per
-    trajectory, as every check would probe its own), so no check lacks any. ``gapless``: it
+    the contract's evidence names (``CompiledContract.evidence``, asked through the plan
+    made with the contract, ``CompiledContract.plan``; each probed once per trajectory, as
+    every check would probe its own), so no check lacks any. ``gapless``: it
     has neither a fragment gap nor a coverage gap, so no result is made
     ``missing_evidence`` for one (``_fail_closed``). Either is ``False`` when working it
     out raises: each check that asks then raises it itself, as its own ``error`` result."""
@@ -176,7 +177,7 @@ def _known_clear(compiled: CompiledContract, ctx: GradeContext) -> tuple[bool, b
         return False, False
     ev = ctx.evidence
     try:
-        clear = not ev.lacking(compiled.evidence)
+        clear = not ev.lacking_of(compiled.plan)
     except KeyboardInterrupt:
         raise
     except BaseException:  # noqa: BLE001 - the checks that need the probe report it
@@ -196,7 +197,7 @@ def _gapped(check: CompiledCheck, ctx: GradeContext) -> Finding | None:
     the trace is incomplete (graded on timeout), else ``None`` (the check judges). A
     recorded failure that stands whatever the missing evidence would add replaces it
     (``_failure_despite_gaps``)."""
-    lacking = ctx.evidence.lacking(check.evidence) if check.evidence else ()
+    lacking = ctx.evidence.lacking_of(check.plan) if check.evidence else ()
     incomplete = ctx.trajectory.incomplete
     if not lacking and not incomplete:
         return None

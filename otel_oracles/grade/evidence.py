@@ -134,7 +134,7 @@ class Evidence:
         self._groups: StepView | None = None
         self._facts = _Facts(self)
         self._memo: dict[Hashable, Any] = {}
-        self._lacking: dict[tuple[str, ...], tuple[tuple[str, str], ...]] = {}
+        self._lacking: dict[Plan, tuple[tuple[str, str], ...]] = {}
         self._probed: dict[str, str | None] = {}
         self._calls_of: dict[tuple[tuple[str, ...], bool], tuple[Step, ...]] = {}
         self._steps: dict[Hashable, dict[int, Any]] = {}
@@ -285,35 +285,48 @@ class Evidence:
         return message
 
     def lacking(self, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-        """``(name, message)`` for every evidence name in ``names`` (sorted, unique: a
-        compiled check's) the trajectory lacks, decided once per ``names``: the checks of a
-        trajectory's contracts ask a handful of distinct tuples, most of them lacking
-        nothing, so the usual answer is one dictionary lookup (after the first: each
-        contract's names are first asked by ``_known_clear``, so tested with ``in``).
+        """``lacking_of`` the plan of ``names`` (sorted, unique; ``planned``, made once per
+        tuple): for the names asked outside a compiled contract (a replay's ``file_edits``,
+        a check's own ``tool_names``, ``probed``)."""
+        return self.lacking_of(planned(names))
+
+    def lacking_of(self, plan: Plan) -> tuple[tuple[str, str], ...]:
+        """``(name, message)`` for every evidence name of ``plan`` (a compiled contract's or
+        check's, ``Plan``) the trajectory lacks, decided once per plan: the checks of a
+        trajectory's contracts ask a handful of plans, most of them lacking nothing, so the
+        usual answer is one dictionary lookup, keyed by the plan itself (hashed by identity,
+        not name by name; after the first: each contract's plan is first asked by
+        ``_known_clear``, so tested with ``in``).
 
         The names the core probes (``CORE_PROBES``: the tool-call, token, message,
-        file-edit, timing, steps and agents probes) are answered by one call of the tuple's
-        plan (``_plan``, made once per tuple), which reads the view's groups and the steps
-        once for all of them and hands back only the names lacking, with the steps that
-        lack them; their messages are worded here. The other names (``tool_names``,
-        ``final_output`` ...: facts of the trajectory) are each probed once per trajectory
+        file-edit, timing, steps, agents and tool-names probes) are answered by one call of
+        the plan's core plan, which reads the view's groups and the steps once for all of
+        them (each walk's answer kept in the view, so another plan asking the same name
+        reads it there) and hands back only the names lacking, with the steps that lack
+        them; their messages are worded here. ``tool_names`` needs to know whether the
+        trace is a fragment of a run (``fragment_gap``, which the contract's
+        ``_known_clear`` asks anyway) unless nameless calls decide it. The other names
+        (``final_output`` ...: facts of the trajectory) are each probed once per trajectory
         (``probed``), their message read straight from ``_probed`` where a contract asked
         it already."""
         lacking = self._lacking
-        if names in lacking:
-            return lacking[names]
-        plan, wordings, python = _plan(names)
+        if plan in lacking:
+            return lacking[plan]
+        names = plan.names
         found: list[tuple[int, str, str]] = []
-        if plan is not None:
+        core = plan.core
+        if core is not None:
+            view = self._groups or self.groups
             answering = self.answering() if plan.outcomes else None
-            for pos, read, gaps in plan.lacking(
-                self._groups or self.groups, self.trajectory.steps, answering
-            ):
+            fragmented = plan.tool_names and not view.nameless and self.fragment_gap() is not None
+            wordings = plan.wordings
+            for pos, read, gaps in core.lacking(view, self.trajectory.steps, answering, fragmented):
                 words = wordings[pos]
                 assert words is not None  # a core name's position
                 message = words(self, read, gaps)
                 if message:
                     found.append((pos, names[pos], message))
+        python = plan.python
         if python:
             core_found = bool(found)
             done = self._probed
@@ -323,7 +336,7 @@ class Evidence:
                     found.append((pos, name, message))
             if core_found:
                 found.sort()
-        kept = lacking[names] = tuple((name, message) for _, name, message in found)
+        kept = lacking[plan] = tuple((name, message) for _, name, message in found)
         return kept
 
     def probed(self, name: str) -> str | None:
@@ -339,8 +352,8 @@ class Evidence:
         return message
 
     def gaps(self, names: tuple[str, ...]) -> list[str]:
-        """Messages for every evidence name in ``names`` (sorted, unique: a compiled check's)
-        the trajectory lacks (``lacking``; a fresh list per call: callers insert into it)."""
+        """Messages for every evidence name in ``names`` (sorted, unique) the trajectory
+        lacks (``lacking``; a fresh list per call: callers insert into it)."""
         return [message for _, message in self.lacking(names)]
 
 
@@ -915,31 +928,57 @@ def _asked_alone(base: str) -> Probe:
     return probe
 
 
-_Plan = tuple[EvidencePlan | None, tuple[Wording | None, ...], tuple[tuple[int, str], ...]]
-"""An evidence-name tuple's plan (``_plan``): the core's plan of its core-probed names (or
-``None``), how each position's message is worded (``None`` at the other names), and the
-other names with their positions. A plain tuple: a class made at import costs more than
-every plan's use."""
+class Plan:
+    """An evidence-name tuple (sorted, unique: a compiled contract's or check's) made ready
+    to ask of trajectories (``Evidence.lacking_of``), once per tuple: kept on the compiled
+    contract and on each compiled check (``grade/compiled.py``), or made once per tuple
+    asked outside them (``planned``). Read-only once made."""
+
+    __slots__ = ("core", "names", "outcomes", "python", "tool_names", "wordings")
+
+    core: EvidencePlan | None
+    """The core's plan of the names it probes (``CORE_PROBES``), or ``None``."""
+    names: tuple[str, ...]
+    outcomes: bool
+    """Whether the core plan asks ``tool_outcomes`` (it then needs ``Evidence.answering``)."""
+    python: tuple[tuple[int, str], ...]
+    """The names probed in Python (``probed``), with their positions."""
+    tool_names: bool
+    """Whether ``tool_names`` is among the names (the core plan then needs to know whether
+    the trace is a fragment of a run)."""
+    wordings: tuple[Wording | None, ...]
+    """How each position's message is worded (``None`` at the Python-probed names)."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        entries: list[tuple[int, str, str | None]] = []
+        wordings: list[Wording | None] = []
+        python: list[tuple[int, str]] = []
+        for pos, name in enumerate(names):
+            base, scope = split_name(name)
+            core = CORE_PROBES.get(base)
+            if core is None:
+                python.append((pos, name))
+                wordings.append(None)
+            else:
+                entries.append((pos, core[0], scope))
+                wordings.append(core[1])
+        plan = EvidencePlan(entries, tool_matches, StepKind.FILE_EDIT) if entries else None
+        self.names = names
+        self.core = plan
+        self.outcomes = plan is not None and plan.outcomes
+        self.tool_names = any(probe == "names" for _, probe, _ in entries)
+        self.wordings = tuple(wordings)
+        self.python = tuple(python)
+
+    def __repr__(self) -> str:
+        return f"Plan({self.names!r})"
 
 
 @functools.lru_cache(maxsize=1024)
-def _plan(names: tuple[str, ...]) -> _Plan:
-    """The ``_Plan`` of ``names`` (a compiled check's or contract's evidence names), made once
-    per tuple, not per trajectory (the tuples are the loaded contracts')."""
-    entries: list[tuple[int, str, str | None]] = []
-    wordings: list[Wording | None] = []
-    python: list[tuple[int, str]] = []
-    for pos, name in enumerate(names):
-        base, scope = split_name(name)
-        core = CORE_PROBES.get(base)
-        if core is None:
-            python.append((pos, name))
-            wordings.append(None)
-        else:
-            entries.append((pos, core[0], scope))
-            wordings.append(core[1])
-    plan = EvidencePlan(entries, tool_matches, StepKind.FILE_EDIT) if entries else None
-    return plan, tuple(wordings), tuple(python)
+def planned(names: tuple[str, ...]) -> Plan:
+    """The ``Plan`` of ``names`` asked outside a compiled contract (``Evidence.lacking``),
+    made once per tuple: the same plan each time, so ``Evidence`` keeps its answer."""
+    return Plan(names)
 
 
 def _generation_words(label: str) -> Wording:
@@ -984,20 +1023,27 @@ def work_invisible(t: Trajectory) -> bool:
     )
 
 
-def _tool_names(ev: Evidence, scope: str | None) -> str | None:
+def _names_words(ev: Evidence, read: int, nameless: list[Step] | None) -> str | None:
     """Which tools ran is known when tool spans exist, or when every model call that may
-    have asked for tools shows (in its messages or in synthesized calls) which ones."""
+    have asked for tools shows (in its messages or in synthesized calls) which ones. The
+    core answers the usual trace (``EvidencePlan.lacking``: no nameless call, no fragment
+    gap, tool spans or an AgentBench trajectory listing every call); this words the rest:
+    the nameless calls it found, the fragment gap, and a trace without tool spans
+    (``_names_unknown``)."""
     # An AgentBench step may be typed (``{"type": "file_edit"}``) without a tool name.
-    t = ev.trajectory
-    nameless = ev.nameless_calls()
     if nameless:
         return f"tool names not captured for {len(nameless)} tool call(s): " + list_steps(nameless)
     fragment = ev.fragment_gap()
     if fragment is not None:
         return fragment
-    groups = ev.groups
-    if groups.tool_spans or groups.all_raw:
-        return None  # tool spans (or an AgentBench trajectory) list every call
+    return _names_unknown(ev)
+
+
+def _names_unknown(ev: Evidence) -> str | None:
+    """Why a trace without tool spans (nor an AgentBench trajectory) cannot show which tools
+    ran, or ``None`` when its model calls show it: each call that may have asked for tools
+    shows the names in its messages, or in the synthesized calls after it."""
+    t = ev.trajectory
     if work_invisible(t):
         return f"tool names unknown: {WORK_INVISIBLE}, so nothing shows which tools the run called"
     ordered = sorted(t.steps, key=lambda s: s.index)
@@ -1286,6 +1332,7 @@ CORE_PROBES: dict[str, tuple[str, Wording]] = {
     "tool_inputs": ("inputs", _inputs_words),
     "agents": ("agents", _agents_words),
     "timing": ("timing", _timing_words),
+    "tool_names": ("names", _names_words),
 }
 """The evidence names the core probes (``EvidencePlan``, ``native/python/src/evidence/
 probes.rs``), each with its core probe and how its message is worded: every one of a
@@ -1293,7 +1340,7 @@ name tuple's is answered in one call (``Evidence.lacking``)."""
 
 PROBES: dict[str, Probe] = {
     "steps": _asked_alone("steps"),
-    "tool_names": _tool_names,
+    "tool_names": _asked_alone("tool_names"),
     "tool_arguments": _asked_alone("tool_arguments"),
     "tool_results": _asked_alone("tool_results"),
     "tool_outcomes": _asked_alone("tool_outcomes"),

@@ -14,14 +14,18 @@ import bisect
 import random
 from collections import OrderedDict, UserDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from otel_oracles.grade.evidence import Evidence, group_steps, is_placeholder
+from otel_oracles.grade.loader import compile_contract
 from otel_oracles.grade.oracles.trace_common import nameless_twins
 from otel_oracles.model.step import TOOLISH_KINDS, SpanRef, Step, StepKind, Trajectory
 from otel_oracles.model.tool_name import first_match
+
+ROOT = Path(__file__).resolve().parents[2]
 
 _WORDS = frozenset(
     {"__redacted__", "[redacted]", "<redacted>", "redacted", "[filtered]", "<omitted>", "<elided>"}
@@ -169,6 +173,21 @@ def test_each_probe_runs_once_per_trajectory_whatever_the_checks_ask() -> None:
     assert ev.probed("tool_names") is ev.probed("tool_names")
     assert ev.probed("steps") is None
     assert ev.gaps(("steps", "tool_arguments")) == [first[0][1]]
+
+
+def test_a_compiled_contract_and_its_checks_carry_their_plans() -> None:
+    """The plan of a compiled contract's (and each check's) evidence names is made with it
+    and kept on it: ``Evidence.lacking_of`` answers it as ``lacking`` answers the names, and
+    keeps the answer per plan."""
+    compiled = compile_contract(ROOT / "bench" / "contracts" / "any-agent.yaml")
+    t = Trajectory(steps=[Step.from_normalized({"index": 0, "kind": StepKind.TOOL_CALL})])
+    ev = Evidence(t)
+    assert compiled.plan.names == compiled.evidence
+    assert ev.lacking_of(compiled.plan) is ev.lacking_of(compiled.plan)
+    assert ev.lacking_of(compiled.plan) == Evidence(t).lacking(compiled.evidence) != ()
+    for check in compiled.checks:
+        assert check.plan.names == check.evidence
+        assert ev.lacking_of(check.plan) == Evidence(t).lacking(check.evidence)
 
 
 # ---- the typed view's facts (``native/python/src/evidence/view.rs``) ---------------------------

@@ -330,3 +330,55 @@ def test_an_unknown_probe_or_outcomes_without_the_answering_calls_is_refused() -
     with pytest.raises(ValueError, match="answering"):
         probe_gaps("outcomes", [], answering=None)
     assert probe_gaps("arguments", [], answering=None) == (None, [])
+
+
+def test_a_walk_answer_is_kept_in_the_view_for_the_next_plan() -> None:
+    """Each walk's answer is kept in the trajectory's view per probe and scope: a second
+    plan asking a name the first asked reads the first's gaps (the same list), a scope is
+    answered on its own, and an answer read against another ``answering`` set or another
+    step list is walked again, not taken from the view."""
+    steps = [
+        Step.from_normalized(
+            {"index": 0, "kind": StepKind.TOOL_CALL, "tool": "search_docs", "status": "unset"}
+        ),
+        Step.from_normalized(
+            {"index": 1, "kind": StepKind.TOOL_CALL, "tool": "run_command", "status": "unset"}
+        ),
+        Step.from_normalized({"index": 2, "kind": StepKind.GENERATION, "start_ns": 1}),
+    ]
+    view = group_steps(steps)
+    answering: frozenset[int] = frozenset()
+    first = _plan([("arguments", None), ("outcomes", None)]).lacking(view, steps, answering)
+    second = _plan([("outcomes", None), ("arguments", "run_*"), ("timing", None)]).lacking(
+        view, steps, answering
+    )
+    assert second[0][2] is first[1][2] == list(steps[:2])  # outcomes: the kept list
+    assert second[1][1:] == (1, [steps[1]])  # the scoped name: its own walk
+    assert second[2][1:] == (3, steps)  # timing: no step has both its times
+    fresh = group_steps(steps)
+    assert second == _plan([("outcomes", None), ("arguments", "run_*"), ("timing", None)]).lacking(
+        fresh, steps, answering
+    )
+    # Another answering set (the first call delivers the answer) is walked again.
+    delivered = _plan([("outcomes", None)]).lacking(view, steps, frozenset({id(steps[0])}))
+    assert delivered == ((0, 2, [steps[1]]),)
+    # So is another step list, for the probes that walk the steps themselves.
+    assert _plan([("timing", None)]).lacking(view, steps[:2], answering) == ((0, 2, steps[:2]),)
+
+
+def test_tool_names_is_answered_by_the_view_where_it_can_be() -> None:
+    """``names`` (``tool_names``) lacks with the nameless calls when there are any; else it
+    lacks, for Python to word, on a fragment or without tool spans; with tool spans listing
+    every call it does not lack."""
+    named = Step.from_normalized({"index": 0, "kind": StepKind.TOOL_CALL, "tool": "search"})
+    nameless = Step.from_normalized({"index": 1, "kind": StepKind.TOOL_CALL, "tool": ""})
+    seen = Step.from_normalized(
+        {"index": 0, "kind": StepKind.TOOL_CALL, "tool": "search", "synthesized": True}
+    )
+    plan = _plan([("names", None)])
+    both = [named, nameless]
+    assert plan.lacking(group_steps(both), both, None) == ((0, 1, [nameless]),)
+    assert plan.lacking(group_steps(both), both, None, True) == ((0, 1, [nameless]),)
+    assert plan.lacking(group_steps([named]), [named], None) == ()
+    assert plan.lacking(group_steps([named]), [named], None, True) == ((0, 0, None),)
+    assert plan.lacking(group_steps([seen]), [seen], None) == ((0, 0, None),)

@@ -3,23 +3,27 @@ probes.rs``) as the Python they replaced in ``grade/evidence.py``, kept as their
 specification: what each name lacks and the message that says so, byte for byte.
 
 ``reference_lacking(ev, names)`` answers as ``Evidence.lacking`` did: every name in order,
-the core-probed ones by the comprehensions here, the others (``tool_names``,
-``final_output`` ...) by their probes in ``grade/evidence.py``, which the core did not take
-over.
+the core-probed ones by the comprehensions here (``tool_names`` by the whole Python probe
+the core's usual answer came from), the others (``final_output`` ...) by their probes in
+``grade/evidence.py``, which the core did not take over.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from otel_oracles._native import messages_empty
+from otel_oracles._native import message_tool_names, messages_empty, unnamed_request
 from otel_oracles.grade.evidence import (
+    LIMITED_SPAN_MARKS,
+    STOPPED_FINISH_REASONS,
+    WORK_INVISIBLE,
     Evidence,
     absent,
     is_placeholder,
     list_steps,
     refused_model_call,
     split_name,
+    work_invisible,
 )
 from otel_oracles.model.step import Step, StepKind
 from otel_oracles.model.tool_name import tool_matches
@@ -161,6 +165,66 @@ def _steps(ev: Evidence, scope: str | None) -> str | None:
     return None if ev.trajectory.steps else "the trajectory has no steps"
 
 
+def _tool_names(ev: Evidence, scope: str | None) -> str | None:
+    """Which tools ran is known when tool spans exist, or when every model call that may
+    have asked for tools shows (in its messages or in synthesized calls) which ones."""
+    # An AgentBench step may be typed (``{"type": "file_edit"}``) without a tool name.
+    t = ev.trajectory
+    nameless = ev.nameless_calls()
+    if nameless:
+        return f"tool names not captured for {len(nameless)} tool call(s): " + list_steps(nameless)
+    fragment = ev.fragment_gap()
+    if fragment is not None:
+        return fragment
+    groups = ev.groups
+    if groups.tool_spans or groups.all_raw:
+        return None  # tool spans (or an AgentBench trajectory) list every call
+    if work_invisible(t):
+        return f"tool names unknown: {WORK_INVISIBLE}, so nothing shows which tools the run called"
+    ordered = sorted(t.steps, key=lambda s: s.index)
+    unknown: list[Step] = []
+    unnamed = [
+        s for s in ordered if s.kind == StepKind.GENERATION and unnamed_request(s.output_messages)
+    ]
+    if unnamed:
+        return (
+            f"tool names unknown: {len(unnamed)} model call(s) requested a tool whose name was "
+            "not recorded: " + list_steps(unnamed)
+        )
+    for pos, step in enumerate(ordered):
+        if step.kind != StepKind.GENERATION:
+            continue
+        reasons = {r.lower() for r in step.finish_reasons} if step.finish_reasons else None
+        if reasons is not None and reasons <= STOPPED_FINISH_REASONS:
+            continue  # the model stopped without asking for tools
+        if step.status == "error" and step.output_messages is None and reasons is None:
+            continue  # the call failed and no reply is recorded: the model asked for nothing
+        if any(mark in step.attributes for mark in LIMITED_SPAN_MARKS):
+            unknown.append(step)  # a call it asked for may be among what its span lost
+            continue
+        if message_tool_names(step.output_messages):
+            continue
+        if step.output_messages and not messages_empty(step.output_messages):
+            # The answer was captured with its content and asks for no tool: the model
+            # stopped there, whatever the finish reason was (some instrumentations omit it).
+            continue
+        following = []
+        for nxt in ordered[pos + 1 :]:
+            if nxt.kind == StepKind.GENERATION:
+                break
+            following.append(nxt)
+        if any(s.is_tool for s in following):
+            continue
+        unknown.append(step)
+    if unknown:
+        return (
+            "tool names unknown: the trace has no tool spans and "
+            f"{len(unknown)} model call(s) may have requested tools without captured "
+            "output messages: " + list_steps(unknown)
+        )
+    return None
+
+
 REFERENCE: dict[str, Callable[[Evidence, str | None], str | None]] = {
     "steps": _steps,
     "tool_arguments": _field("tool arguments", "arguments"),
@@ -173,6 +237,7 @@ REFERENCE: dict[str, Callable[[Evidence, str | None], str | None]] = {
     "file_edits": _file_edits,
     "agents": _agents,
     "timing": _timing,
+    "tool_names": _tool_names,
 }
 """The core-probed evidence names, each by the probe it had in Python."""
 

@@ -5,13 +5,17 @@
 //! Each probe was a Python function over the trajectory's steps, its tool calls or its
 //! model calls, reached through `Evidence.lacking`, a plan of the tool-call names and a
 //! lookup per name: the usual trajectory lacks nothing, so all of that dispatch was spent to
-//! find no step. Here a plan made once per name tuple (the loaded contracts' few) knows
-//! which probe each name is; one call reads the tool calls once for every tool-call probe
-//! (`tool_arguments`, `tool_results`, `tool_outcomes`, `tool_inputs`, scoped or not), the
-//! model calls for `token_usage`, the steps once for `file_edits` and `timing`, and the
-//! view's groups for `steps` and `agents`. The conditions are read through the C API in the
-//! order Python evaluated them; only the names found lacking go back to Python, with the
-//! steps they name, and Python words each message (`list_steps`) as before.
+//! find no step. Here a plan made once per name tuple (a compiled contract's or check's,
+//! kept on it) knows which probe each name is; one call reads the tool calls once for every
+//! tool-call probe (`tool_arguments`, `tool_results`, `tool_outcomes`, `tool_inputs`, scoped
+//! or not), the model calls for `token_usage`, the steps once for `file_edits` and `timing`,
+//! and the view's groups for `steps`, `agents` and the usual answer of `tool_names`. Each
+//! walk's answer is kept in the view (`Answers`), so the next contract's plan asking the same
+//! name reads it there. The conditions are read through the C API in the order Python
+//! evaluated them; only the names found lacking go back to Python, with the steps they name,
+//! and Python words each message (`list_steps`) as before.
+
+use std::sync::{Mutex, MutexGuard};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
@@ -50,6 +54,8 @@ enum Probe {
     Steps,
     /// `agents`: the trajectory has neither agent nor handoff steps.
     Agents,
+    /// `tool_names`: which tools ran is not shown (`EvidencePlan.lacking`).
+    ToolNames,
 }
 
 impl Probe {
@@ -66,6 +72,7 @@ impl Probe {
             "timing" => Probe::Timing,
             "steps" => Probe::Steps,
             "agents" => Probe::Agents,
+            "names" => Probe::ToolNames,
             _ => return Err(PyValueError::new_err(format!("no probe named {name:?}"))),
         })
     }
@@ -186,7 +193,7 @@ fn lacks<'py>(
             && (fields.get(intern!(py, "start_ns"))?.is_none()
                 || fields.get(intern!(py, "end_ns"))?.is_none())),
         // Asked of the view's groups, never of a step (`EvidencePlan.lacking`).
-        Probe::Steps | Probe::Agents => Ok(false),
+        Probe::Steps | Probe::Agents | Probe::ToolNames => Ok(false),
     }
 }
 
@@ -278,6 +285,83 @@ fn walk<'py>(
     Ok(())
 }
 
+/// One walk's answer for one probe, kept in the trajectory's view (`Answers`).
+struct Kept {
+    probe: Probe,
+    scope: Option<Py<PyString>>,
+    /// What the answer was read against besides the view, compared by identity: the
+    /// `steps` a step walk read (`file_edits`, `timing`), the `answering` set `outcomes` set
+    /// aside; `None` for the probes that read only the view's groups.
+    source: Option<Py<PyAny>>,
+    read: usize,
+    gaps: Option<Py<PyList>>,
+}
+
+/// The answers the probes' walks found over one trajectory's view, per probe and scope
+/// (`StepView.answers`): a contract's plan asks the names another contract's plan asked
+/// already (`tool_arguments`, `tool_outcomes`), and a check's plan, where its contract's
+/// names are not all there, asks its contract's again; each is walked once per view. A
+/// handful of entries, searched in order. The lock is held only to read or add entries,
+/// never while Python code runs (a walk compares and hashes through Python).
+#[derive(Default)]
+pub(super) struct Answers(Mutex<Vec<Kept>>);
+
+/// Whether two scopes are the same glob: the same object (the names are split once,
+/// `split_name`), else the same text.
+fn same_scope(py: Python<'_>, a: Option<&Py<PyString>>, b: Option<&Py<PyString>>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a.as_ptr() == b.as_ptr()
+                || matches!(
+                    (a.bind(py).to_str(), b.bind(py).to_str()),
+                    (Ok(a), Ok(b)) if a == b
+                )
+        }
+        _ => false,
+    }
+}
+
+impl Answers {
+    fn entries(&self) -> MutexGuard<'_, Vec<Kept>> {
+        // A poisoned lock held a complete list: entries are pushed whole.
+        self.0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// `(read, gaps)` of `probe` with `scope` over `source`, if a walk found it.
+    fn find<'py>(
+        &self,
+        py: Python<'py>,
+        probe: Probe,
+        scope: Option<&Py<PyString>>,
+        source: Option<&Bound<'py, PyAny>>,
+    ) -> Option<(usize, Option<Bound<'py, PyList>>)> {
+        let entries = self.entries();
+        let kept = entries.iter().find(|kept| {
+            kept.probe == probe
+                && kept.source.as_ref().map(Py::as_ptr) == source.map(Bound::as_ptr)
+                && same_scope(py, kept.scope.as_ref(), scope)
+        })?;
+        Some((
+            kept.read,
+            kept.gaps.as_ref().map(|gaps| gaps.bind(py).clone()),
+        ))
+    }
+
+    fn keep(&self, ask: &Ask<'_>, source: Option<&Bound<'_, PyAny>>) {
+        let kept = Kept {
+            probe: ask.probe,
+            scope: ask.scope.as_ref().map(|(scope, _)| scope.clone().unbind()),
+            source: source.map(|source| source.clone().unbind()),
+            read: ask.read,
+            gaps: ask.gaps.as_ref().map(|gaps| gaps.clone().unbind()),
+        };
+        self.entries().push(kept);
+    }
+}
+
 /// One evidence name of a plan: its position in the plan's name tuple, its probe, and the
 /// tool-name glob of a scoped tool-call name.
 struct Entry {
@@ -306,22 +390,43 @@ pub struct EvidencePlan {
 }
 
 impl EvidencePlan {
-    /// The asks of the entries whose probe is one of `probes`, with their positions.
-    fn asks<'py>(&self, py: Python<'py>, probes: &[Probe]) -> (Vec<usize>, Vec<Ask<'py>>) {
-        self.entries
-            .iter()
-            .filter(|entry| probes.contains(&entry.probe))
-            .map(|entry| (entry.pos, Ask::new(py, entry.probe, entry.scope.as_ref())))
-            .unzip()
-    }
-}
-
-/// The asks of `asks` that found a gap, as `Lack`s at their positions.
-fn gapped<'py>(found: &mut Vec<Lack<'py>>, positions: Vec<usize>, asks: Vec<Ask<'py>>) {
-    for (pos, ask) in positions.into_iter().zip(asks) {
-        if ask.gaps.is_some() {
-            found.push((pos, ask.read, ask.gaps));
+    /// `(position, read, gaps)` of each entry whose probe is one of `probes`, read from
+    /// `answers` where a walk of this view found it already, else found by one walk of
+    /// `steps` for all the others (and kept in `answers`). `source(probe)` is what an
+    /// answer depends on besides the view (`Kept::source`).
+    #[allow(clippy::too_many_arguments)]
+    fn answer<'py>(
+        &self,
+        answers: &Answers,
+        probes: &[Probe],
+        steps: &Bound<'py, PyAny>,
+        matches: Option<&Bound<'py, PyAny>>,
+        answering: Option<&Bound<'py, PyFrozenSet>>,
+        kind: Option<&Bound<'py, PyAny>>,
+        source: impl Fn(Probe) -> Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Vec<Lack<'py>>> {
+        let py = steps.py();
+        let mut answered = Vec::new();
+        let mut positions = Vec::new();
+        let mut asks = Vec::new();
+        for entry in self.entries.iter().filter(|e| probes.contains(&e.probe)) {
+            let from = source(entry.probe);
+            match answers.find(py, entry.probe, entry.scope.as_ref(), from.as_ref()) {
+                Some((read, gaps)) => answered.push((entry.pos, read, gaps)),
+                None => {
+                    positions.push(entry.pos);
+                    asks.push(Ask::new(py, entry.probe, entry.scope.as_ref()));
+                }
+            }
         }
+        if !asks.is_empty() {
+            walk(&mut asks, steps, matches, answering, kind)?;
+            for (pos, ask) in positions.into_iter().zip(asks) {
+                answers.keep(&ask, source(ask.probe).as_ref());
+                answered.push((pos, ask.read, ask.gaps));
+            }
+        }
+        Ok(answered)
     }
 }
 
@@ -331,8 +436,8 @@ impl EvidencePlan {
     /// `result`, `outcomes`, `inputs` (the tool calls, narrowed by `scope`, a tool-name
     /// glob, to those `matches(scope, tool, True)` names), `tokens` (the model calls),
     /// `input_messages`, `output_messages` (the model calls), `file_edits` (the steps of kind
-    /// `file_edit`), `timing` (every step), `steps` and
-    /// `agents` (the view's groups). Only the tool-call probes read a scope.
+    /// `file_edit`), `timing` (every step), `steps`, `agents` and `names` (the view's
+    /// groups). Only the tool-call probes read a scope.
     #[new]
     #[pyo3(signature = (entries, matches, file_edit, /))]
     fn new(
@@ -371,64 +476,95 @@ impl EvidencePlan {
     /// calls), `gaps` the steps lacking what it asks for, in step order (`None` for `steps`
     /// and `agents`, and for a model-call probe without model calls). `answering` (`id()`s of the
     /// final-answer calls) is what `outcomes` sets aside; a plan with `outcomes` needs it.
-    #[pyo3(signature = (view, steps, answering, /))]
+    ///
+    /// `names` (`tool_names`) lacks with the nameless calls as `gaps` (`read` their count)
+    /// when there are any; else with `read` 0 and `gaps` `None` when `fragmented` (the
+    /// trace is a fragment of a run, `fragment_gap`) or when neither tool spans nor an
+    /// AgentBench trajectory list every call (`tool_spans`, `all_raw`), for Python to word
+    /// or to clear (it reads the model calls' messages then); else it does not lack.
+    ///
+    /// Each walk's answers are kept in `view` (`Answers`): a name another plan asked of the
+    /// same view is read there, not walked again.
+    #[pyo3(signature = (view, steps, answering, fragmented = false, /))]
     fn lacking<'py>(
         &self,
         view: &Bound<'py, StepView>,
         steps: &Bound<'py, PyAny>,
         answering: Option<&Bound<'py, PyFrozenSet>>,
+        fragmented: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let py = steps.py();
         let view = view.get();
-        let matches = self.matches.bind(py);
+        let answers = &view.answers;
         let mut found: Vec<Lack<'py>> = Vec::new();
+        if self.outcomes && answering.is_none() {
+            return Err(PyValueError::new_err("outcomes needs the answering calls"));
+        }
         let calls = [
             Probe::Arguments,
             Probe::Result,
             Probe::Outcomes,
             Probe::Inputs,
         ];
-        let (positions, mut asks) = self.asks(py, &calls);
-        if !asks.is_empty() {
-            if self.outcomes && answering.is_none() {
-                return Err(PyValueError::new_err("outcomes needs the answering calls"));
-            }
-            walk(
-                &mut asks,
-                view.calls.bind(py),
-                Some(matches),
-                answering,
-                None,
-            )?;
-            gapped(&mut found, positions, asks);
-        }
+        let answered = self.answer(
+            answers,
+            &calls,
+            view.calls.bind(py).as_any(),
+            Some(self.matches.bind(py)),
+            answering,
+            None,
+            |probe| {
+                answering
+                    .filter(|_| probe == Probe::Outcomes)
+                    .map(|answering| answering.as_any().clone())
+            },
+        )?;
+        found.extend(answered.into_iter().filter(|lack| lack.2.is_some()));
         let generations = [Probe::Tokens, Probe::InputMessages, Probe::OutputMessages];
-        let (positions, mut asks) = self.asks(py, &generations);
-        if !asks.is_empty() {
-            walk(&mut asks, view.generations.bind(py), None, None, None)?;
-            for (pos, ask) in positions.into_iter().zip(asks) {
-                if ask.read == 0 || ask.gaps.is_some() {
-                    found.push((pos, ask.read, ask.gaps));
-                }
-            }
-        }
-        let (positions, mut asks) = self.asks(py, &[Probe::FileEdits, Probe::Timing]);
-        if !asks.is_empty() {
-            let kind = self.file_edit.bind(py);
-            walk(&mut asks, steps, None, None, Some(kind))?;
-            gapped(&mut found, positions, asks);
-        }
+        let answered = self.answer(
+            answers,
+            &generations,
+            view.generations.bind(py).as_any(),
+            None,
+            None,
+            None,
+            |_| None,
+        )?;
+        found.extend(
+            answered
+                .into_iter()
+                .filter(|lack| lack.1 == 0 || lack.2.is_some()),
+        );
+        let answered = self.answer(
+            answers,
+            &[Probe::FileEdits, Probe::Timing],
+            steps,
+            None,
+            None,
+            Some(self.file_edit.bind(py)),
+            |_| Some(steps.clone()),
+        )?;
+        found.extend(answered.into_iter().filter(|lack| lack.2.is_some()));
         for entry in &self.entries {
-            let lacks = match entry.probe {
-                Probe::Steps => !steps.is_truthy()?,
-                Probe::Agents => {
-                    view.agents.bind(py).is_empty() && view.handoffs.bind(py).is_empty()
+            let lack = match entry.probe {
+                Probe::Steps => (!steps.is_truthy()?).then_some((entry.pos, 0, None)),
+                Probe::Agents => (view.agents.bind(py).is_empty()
+                    && view.handoffs.bind(py).is_empty())
+                .then_some((entry.pos, 0, None)),
+                Probe::ToolNames => {
+                    let nameless = view.nameless.bind(py);
+                    if !nameless.is_empty() {
+                        let gaps = PyList::new(py, nameless)?;
+                        Some((entry.pos, nameless.len(), Some(gaps)))
+                    } else if fragmented || !(view.tool_spans || view.all_raw) {
+                        Some((entry.pos, 0, None))
+                    } else {
+                        None
+                    }
                 }
-                _ => continue,
+                _ => None,
             };
-            if lacks {
-                found.push((entry.pos, 0, None));
-            }
+            found.extend(lack);
         }
         if found.is_empty() {
             return Ok(PyTuple::empty(py));

@@ -24,6 +24,7 @@ use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 use super::messages::{assistant_text, call_ids, messages_empty, tool_names};
 use crate::pydict::{self, items_of};
 
+use super::probes::Answers;
 use super::{placeholder, Group, Kinds, StepFields};
 
 /// A fact found for the Python that words it: `(found, step, value)` (`final_output`,
@@ -91,14 +92,19 @@ pub struct StepView {
     /// The trace-derived calls whose tool name was not recorded: no `raw` object, a
     /// placeholder `tool` (`is_placeholder`).
     #[pyo3(get)]
-    nameless: Py<PyTuple>,
-    tool_spans: bool,
-    all_raw: bool,
+    pub(super) nameless: Py<PyTuple>,
+    pub(super) tool_spans: bool,
+    pub(super) all_raw: bool,
     call_recs: Vec<Rec>,
     generation_recs: Vec<Rec>,
     agent_recs: Vec<Rec>,
     /// The steps whose kind is the `other` member itself (`_structured_objects`).
     others: Vec<Py<PyAny>>,
+    /// What the evidence probes' walks found, per probe and scope (`EvidencePlan.lacking`):
+    /// the contracts graded on a trajectory ask the same names (`tool_arguments`,
+    /// `tool_outcomes`), and each contract's plan, and each check's where the contract's
+    /// names are not all there, reads them here instead of walking the steps again.
+    pub(super) answers: Answers,
 }
 
 /// `(end_ns if end_ns is not None else -1, index)`: `evidence._order_key`.
@@ -309,6 +315,7 @@ impl StepView {
             generation_recs,
             agent_recs,
             others,
+            answers: Answers::default(),
         })
     }
 
