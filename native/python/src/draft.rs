@@ -974,48 +974,61 @@ pub(crate) fn draft_fields<'a, 'py>(
 /// The step kinds (`StepKind`'s values), interned: the objects every draft's `kind` is
 /// when a `TraceDrafter` made it (its rules' steps are interned, `TraceDrafter::new`), and
 /// that every `intern!` of a kind text is. Held here, so each stays the one interned object
-/// of its text while the module lives.
+/// of its text while the module lives; in `Kind`'s order.
 static STEP_KINDS: PyOnceLock<[Py<PyString>; 8]> = PyOnceLock::new();
 
-/// Whether `object` is one of `STEP_KINDS` (by address).
+/// A step kind, by its place in `STEP_KINDS`: what the passes ask a draft's kind to be.
+/// Every kind keeps its place, the ones no pass asks about included.
+#[allow(dead_code)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kind {
+    ToolCall,
+    Generation,
+    Agent,
+    Handoff,
+    Retrieval,
+    FileEdit,
+    Command,
+    Other,
+}
+
+/// `STEP_KINDS`, made on first use.
 #[inline(always)]
-fn step_kind(py: Python<'_>, object: *mut pyo3::ffi::PyObject) -> bool {
-    STEP_KINDS
-        .get_or_init(py, || {
-            [
-                "tool_call",
-                "generation",
-                "agent",
-                "handoff",
-                "retrieval",
-                "file_edit",
-                "command",
-                "other",
-            ]
-            .map(|text| PyString::intern(py, text).unbind())
-        })
-        .iter()
-        .any(|kind| kind.as_ptr() == object)
+fn step_kinds(py: Python<'_>) -> &[Py<PyString>; 8] {
+    STEP_KINDS.get_or_init(py, || {
+        [
+            "tool_call",
+            "generation",
+            "agent",
+            "handoff",
+            "retrieval",
+            "file_edit",
+            "command",
+            "other",
+        ]
+        .map(|text| PyString::intern(py, text).unbind())
+    })
 }
 
 /// `draft.kind == kind`, the kind read in the draft's memory (no reference taken) when the
-/// draft is of the mapper's `Draft` class. The same object (a kind the rule table interned)
-/// is equal without Python's comparison, and two different objects both among
-/// `STEP_KINDS` are two different texts: most calls end there, on address compares.
+/// draft is of the mapper's `Draft` class. The kind's own interned object is equal without
+/// Python's comparison, and any other of `STEP_KINDS` is another text: most calls end
+/// there, on address compares, with no `intern!` read at the caller.
 #[inline]
-pub(crate) fn kind_is(draft: &Bound<'_, PyAny>, kind: &Bound<'_, PyString>) -> PyResult<bool> {
+pub(crate) fn kind_is(draft: &Bound<'_, PyAny>, kind: Kind) -> PyResult<bool> {
     let py = draft.py();
+    let kinds = step_kinds(py);
     if let Some(Some(layout)) = DRAFT_LAYOUT.get(py) {
         if let Some(own) = layout.peek(draft, KIND) {
-            if own == kind.as_ptr() {
+            if own == kinds[kind as usize].as_ptr() {
                 return Ok(true);
             }
-            if step_kind(py, own) && step_kind(py, kind.as_ptr()) {
+            if kinds.iter().any(|k| k.as_ptr() == own) {
                 return Ok(false);
             }
         }
     }
-    kind_compared(draft, kind)
+    kind_compared(draft, kinds[kind as usize].bind(py))
 }
 
 /// `kind_is` for a kind that is no step kind's interned text: two `str` (no subclass)

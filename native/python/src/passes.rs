@@ -19,8 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
 
 use crate::draft::{
-    draft_attr, draft_fields, draft_held, kind_is, ATTRIBUTES, FIELDS, FOLLOWS, KIND, REDACTED,
-    RULE, SCOPE, SPAN, STATUS, SYNTHESIZED,
+    draft_attr, draft_fields, draft_held, kind_is, Kind, ATTRIBUTES, FIELDS, FOLLOWS, KIND,
+    REDACTED, RULE, SCOPE, SPAN, STATUS, SYNTHESIZED,
 };
 use crate::linking::{field_items, nanos, parts, requested_of};
 use crate::pydict::{eq_text, get, items};
@@ -140,7 +140,7 @@ fn first_in_chain<'py>(
 /// known): it scopes the steps under it as an agent step would.
 fn delegate_scope(draft: &Bound<'_, PyAny>) -> PyResult<bool> {
     let py = draft.py();
-    if !kind_is(draft, intern!(py, "handoff"))? {
+    if !kind_is(draft, Kind::Handoff)? {
         return Ok(false);
     }
     let rule = draft_held(draft, RULE, intern!(py, "rule"))?;
@@ -160,7 +160,7 @@ fn delegate_scope(draft: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// it is a non-empty `str`.
 fn scope_agent<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = draft.py();
-    let key = if kind_is(draft, intern!(py, "agent"))? {
+    let key = if kind_is(draft, Kind::Agent)? {
         intern!(py, "agent_name")
     } else {
         intern!(py, "to_agent")
@@ -217,7 +217,7 @@ fn enclosing<'py>(
         if let Some(draft) = draft_by_span.get_item(span_id)? {
             let own = draft_held(&draft, SPAN, intern!(py, "span"))?;
             if !own.is_none() {
-                if kind_is(&draft, intern!(py, "agent"))? {
+                if kind_is(&draft, Kind::Agent)? {
                     let name = draft_fields(&draft)?.get_item(intern!(py, "agent_name"))?;
                     let name = match name {
                         Some(name) if name.is_truthy()? => name,
@@ -270,10 +270,10 @@ fn assign_agents<'py>(
     let looping = PySet::empty(py)?;
     let (scope_memo, name_memo) = (PyDict::new(py), PyDict::new(py));
     let mut agentish = |d: &Bound<'py, PyAny>| -> PyResult<bool> {
-        Ok(kind_is(d, intern!(py, "agent"))? || delegate_scope(d)?)
+        Ok(kind_is(d, Kind::Agent)? || delegate_scope(d)?)
     };
     let mut named = |d: &Bound<'py, PyAny>| -> PyResult<bool> {
-        Ok((kind_is(d, intern!(py, "agent"))? || delegate_scope(d)?) && scope_agent(d)?.is_some())
+        Ok((kind_is(d, Kind::Agent)? || delegate_scope(d)?) && scope_agent(d)?.is_some())
     };
     let top = PyTuple::new(
         py,
@@ -335,7 +335,7 @@ fn assign_agents<'py>(
             };
         draft.setattr(intern!(py, "scope"), scope)?;
         let fields = draft_fields(&draft)?;
-        if !kind_is(&draft, intern!(py, "agent"))? {
+        if !kind_is(&draft, Kind::Agent)? {
             if !enclosing_name.is_none() {
                 fields.set_item(intern!(py, "agent_name"), &enclosing_name)?;
             } else {
@@ -347,7 +347,7 @@ fn assign_agents<'py>(
                 }
             }
         }
-        if kind_is(&draft, intern!(py, "handoff"))?
+        if kind_is(&draft, Kind::Handoff)?
             && !fields.contains(intern!(py, "from_agent"))?
             && !enclosing_name.is_none()
         {
@@ -368,7 +368,6 @@ fn flag_aggregated_usage<'py>(
     by_id: &Bound<'py, PyDict>,
 ) -> PyResult<()> {
     let py = drafts.py();
-    let generation = intern!(py, "generation");
     let usage_aggregated = intern!(py, "usage_aggregated");
     let flag = |d: &Bound<'py, PyAny>| {
         draft_held(d, ATTRIBUTES, intern!(py, "attributes"))?.set_item(usage_aggregated, true)
@@ -383,7 +382,7 @@ fn flag_aggregated_usage<'py>(
     // Span ids from which every model call up the chain is flagged.
     let reached = PySet::empty(py)?;
     for draft in drafts.iter() {
-        if !kind_is(&draft, generation)? {
+        if !kind_is(&draft, Kind::Generation)? {
             continue;
         }
         let span = draft_held(&draft, SPAN, intern!(py, "span"))?;
@@ -414,7 +413,7 @@ fn flag_aggregated_usage<'py>(
             seen.add(&parent_id)?;
             walked.push(parent_id.clone());
             if let Some(ancestor) = draft_by_span.get_item(&parent_id)? {
-                if kind_is(&ancestor, generation)? {
+                if kind_is(&ancestor, Kind::Generation)? {
                     flag(&ancestor)?;
                 }
             }
@@ -427,7 +426,7 @@ fn flag_aggregated_usage<'py>(
         // Back at its start (a cycle through this span), the ids walked have it above
         // them: they are done only once it is flagged too.
         let start_done = match draft_by_span.get_item(&own)? {
-            Some(d) => !kind_is(&d, generation)? || flagged(&d)?,
+            Some(d) => !kind_is(&d, Kind::Generation)? || flagged(&d)?,
             None => true,
         };
         if !back_to_start || start_done {
@@ -678,10 +677,9 @@ fn nested_agent_handoffs<'py>(
         return Ok(drafts.clone());
     }
     let out = PyList::empty(py);
-    let agent = intern!(py, "agent");
     let agent_name = intern!(py, "agent_name");
     for draft in drafts.iter() {
-        if kind_is(&draft, agent)?
+        if kind_is(&draft, Kind::Agent)?
             && draft_held(&draft, RULE, rule_key)?
                 .getattr(flag)?
                 .is_truthy()?
@@ -692,13 +690,13 @@ fn nested_agent_handoffs<'py>(
             }
             let mut handoff = None;
             walk_ancestor_drafts(&span, draft_by_span, by_id, |ancestor| {
-                if kind_is(&ancestor, intern!(py, "tool_call"))?
-                    || kind_is(&ancestor, intern!(py, "retrieval"))?
-                    || kind_is(&ancestor, intern!(py, "handoff"))?
+                if kind_is(&ancestor, Kind::ToolCall)?
+                    || kind_is(&ancestor, Kind::Retrieval)?
+                    || kind_is(&ancestor, Kind::Handoff)?
                 {
                     return Ok(true);
                 }
-                if !kind_is(&ancestor, agent)? {
+                if !kind_is(&ancestor, Kind::Agent)? {
                     return Ok(false);
                 }
                 let kwargs = PyDict::new(py);
@@ -748,7 +746,7 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let span_key = intern!(py, "span");
     let mut pending = Vec::new();
     for d in drafts.iter() {
-        if kind_is(&d, intern!(py, "handoff"))?
+        if kind_is(&d, Kind::Handoff)?
             && draft_fields(&d)?
                 .get_item(to_agent)?
                 .map_or(true, |v| v.is_none())
@@ -761,7 +759,7 @@ fn handoff_targets(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     }
     let agents = PyList::empty(py);
     for d in drafts.iter() {
-        if kind_is(&d, intern!(py, "agent"))?
+        if kind_is(&d, Kind::Agent)?
             && draft_held(&d, SPAN, span_key)?.is_truthy()?
             && draft_fields(&d)?
                 .get_item(agent_name)?
@@ -940,10 +938,11 @@ fn shows_text(fields: &Bound<'_, PyDict>) -> PyResult<bool> {
 fn requests_from_next_input(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let py = drafts.py();
     let (rule_key, flag) = (intern!(py, "rule"), intern!(py, "requests_from_next_input"));
-    let generation = intern!(py, "generation");
     let mut any = false;
     for d in drafts.iter() {
-        if kind_is(&d, generation)? && draft_held(&d, RULE, rule_key)?.getattr(flag)?.is_truthy()? {
+        if kind_is(&d, Kind::Generation)?
+            && draft_held(&d, RULE, rule_key)?.getattr(flag)?.is_truthy()?
+        {
             any = true;
             break;
         }
@@ -954,7 +953,7 @@ fn requests_from_next_input(drafts: &Bound<'_, PyList>) -> PyResult<()> {
     let last = PyDict::new(py);
     let mut pairs = Vec::new();
     for draft in drafts.iter() {
-        if !kind_is(&draft, generation)? {
+        if !kind_is(&draft, Kind::Generation)? {
             continue;
         }
         let scope = draft_attr(&draft, SCOPE, intern!(py, "scope"))?;
@@ -1047,10 +1046,9 @@ fn requested_handoffs(
     let span_key = intern!(py, "span");
     let (tool_key, agent_name) = (intern!(py, "tool"), intern!(py, "agent_name"));
     let start_ns = intern!(py, "start_ns");
-    let tool_call = intern!(py, "tool_call");
     let mut agents: Option<Vec<(i128, Bound<'_, PyAny>)>> = None;
     for gen in drafts.iter() {
-        if !kind_is(&gen, intern!(py, "generation"))? {
+        if !kind_is(&gen, Kind::Generation)? {
             continue;
         }
         let span = draft_held(&gen, SPAN, span_key)?;
@@ -1060,7 +1058,7 @@ fn requested_handoffs(
         let mut calls = Vec::new();
         for call in items(&*draft_held(&gen, FOLLOWS, intern!(py, "follows"))?)? {
             let tool = get(draft_fields(&call)?.as_any(), tool_key)?;
-            if kind_is(&call, tool_call)?
+            if kind_is(&call, Kind::ToolCall)?
                 && draft_held(&call, SYNTHESIZED, intern!(py, "synthesized"))?.is_truthy()?
                 && tool.is_instance_of::<PyString>()
             {
@@ -1073,7 +1071,7 @@ fn requested_handoffs(
         if agents.is_none() {
             let mut found = Vec::new();
             for d in drafts.iter() {
-                if kind_is(&d, intern!(py, "agent"))?
+                if kind_is(&d, Kind::Agent)?
                     && draft_held(&d, SPAN, span_key)?.is_truthy()?
                     && get(draft_fields(&d)?.as_any(), agent_name)?.is_truthy()?
                 {
@@ -1127,9 +1125,8 @@ fn requested_handoffs(
 fn written_request_candidates<'py>(drafts: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
     let py = drafts.py();
     let out = PyList::empty(py);
-    let generation = intern!(py, "generation");
     for d in drafts.iter() {
-        if kind_is(&d, generation)? && may_hold_written_requests(&d)? {
+        if kind_is(&d, Kind::Generation)? && may_hold_written_requests(&d)? {
             out.append(&d)?;
         }
     }

@@ -15,7 +15,7 @@
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
 use crate::draft::{
-    draft_attr, draft_fields, draft_held, kind_is, ATTRIBUTES, KIND, REDACTED, SPAN, STATUS,
+    draft_attr, draft_fields, draft_held, kind_is, Kind, ATTRIBUTES, KIND, REDACTED, SPAN, STATUS,
 };
 use crate::pydict;
 use crate::slots::{span, span_held};
@@ -543,12 +543,11 @@ fn failed_attempts<'py>(
         return Ok(FastSet::new());
     };
     let py = first.py();
-    let generation = intern!(py, "generation");
     // The inner generations of each outer one, outers in first-seen order (by identity).
     let mut by_outer: Vec<Vec<&Bound<'py, PyAny>>> = Vec::new();
     let mut outer_at: FastMap<usize, usize> = FastMap::new();
     for (outer, inner) in pairs {
-        if kind_is(outer, generation)? && kind_is(inner, generation)? {
+        if kind_is(outer, Kind::Generation)? && kind_is(inner, Kind::Generation)? {
             let at = *outer_at.entry(outer.as_ptr() as usize).or_insert_with(|| {
                 by_outer.push(Vec::new());
                 by_outer.len() - 1
@@ -725,7 +724,7 @@ fn merge_stacked_generations<'py>(
         let name = draft_fields(&kept)?.get_item(tool)?;
         absorb_layer(&kept, inner, draft_by_span)?;
         let retrieval = intern!(py, "retrieval");
-        if kind_is(inner, retrieval)? && !kind_is(&kept, retrieval)? {
+        if kind_is(inner, Kind::Retrieval)? && !kind_is(&kept, Kind::Retrieval)? {
             // The call is the tool's, named as the model asked for it: a tool span whose
             // name was not recorded stays an unnamed call, never one named after the
             // retriever inside it.
@@ -782,11 +781,10 @@ fn merge_stacked_generations<'py>(
 #[pyfunction]
 fn sibling_layer_calls<'py>(drafts: &Bound<'py, PyList>) -> PyResult<Bound<'py, PyList>> {
     let py = drafts.py();
-    let (tool_call, handoff) = (intern!(py, "tool_call"), intern!(py, "handoff"));
     let calls = PyList::empty(py);
     let scopes = PySet::empty(py)?;
     for d in drafts.iter() {
-        if !(kind_is(&d, tool_call)? || kind_is(&d, handoff)?) {
+        if !(kind_is(&d, Kind::ToolCall)? || kind_is(&d, Kind::Handoff)?) {
             continue;
         }
         let span = draft_held(&d, SPAN, intern!(py, "span"))?;
