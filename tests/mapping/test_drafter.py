@@ -462,3 +462,32 @@ def test_steps_of_one_shape_and_one_tool_name_stay_apart() -> None:
     tool_kinds = {(other_rule.file, other_rule.rule_id): edits}
     plain, edit = _mapper._STEPS.build_steps([call(), call(on=other_rule)], "t" * 32, tool_kinds)
     assert (plain.kind, edit.kind, edit.path) == (StepKind.TOOL_CALL, StepKind.FILE_EDIT, "a.py")
+
+
+def test_build_steps_copies_only_what_something_besides_the_draft_holds() -> None:
+    """A step takes its draft's ``attributes`` and ``arguments`` dicts as they are when
+    nothing else holds them (the draft goes when the trace is mapped), and a copy when
+    something does: a linked call's arguments, which the model call's output message part
+    also holds, stay independent of that part, as do attributes another object holds."""
+    compiled = load_conventions().compiled()
+    _mapper._trace_drafter(compiled)  # as in mapping: drafts then read in their memory
+    rule = next(iter(compiled.rules))
+
+    def call() -> Any:
+        draft = _mapper.Draft(kind="tool_call", span=_span({}), rule=rule, status="ok")
+        draft.fields.update(tool="search", arguments={"q": "otel"})
+        draft.attributes["mcp_tool"] = "search"
+        return draft
+
+    alone, shared = call(), call()
+    part = shared.fields["arguments"]  # as a message part holds a linked call's arguments
+    attributes = shared.attributes
+    # By address: a reference held here would be one besides the draft's.
+    own = (id(alone.fields["arguments"]), id(alone.attributes))
+    taken, copied = _mapper._STEPS.build_steps([alone, shared], "t" * 32, {})
+    assert (id(taken.arguments), id(taken.attributes)) == own
+    assert copied.arguments == part and copied.arguments is not part
+    assert copied.attributes == attributes and copied.attributes is not attributes
+    part["q"] = "changed"
+    attributes["mcp_tool"] = "changed"
+    assert copied.arguments == {"q": "otel"} and copied.attributes == {"mcp_tool": "search"}

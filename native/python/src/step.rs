@@ -10,11 +10,12 @@
 //! `None`, read through the mapping's own `in` and `[]`; a path through `normalize_path`).
 //!
 //! The step's values: the draft's fields, then what the mapper decided (`index`, `kind`,
-//! `path`, `content`, `command`, `status`), `arguments` split into a copy of the dict or, for
-//! any other value, `arguments_raw` (a `str` as it is, anything else through
-//! `parse_string`), the span's times unless the step was synthesized, `source` (a `SpanRef`
-//! of the span's own trace id, else the trajectory's, and its span id), the convention file,
-//! `redacted` sorted into a tuple and a copy of `attributes`.
+//! `path`, `content`, `command`, `status`), `arguments` split into the dict (a copy when
+//! anything besides the draft holds it, `sole`) or, for any other value, `arguments_raw`
+//! (a `str` as it is, anything else through `parse_string`), the span's times unless the
+//! step was synthesized, `source` (a `SpanRef` of the span's own trace id, else the
+//! trajectory's, and its span id), the convention file, `redacted` sorted into a tuple and
+//! the draft's `attributes` (a copy when anything besides the draft holds them).
 //!
 //! When every value has exactly its field's type (each draft field in `field_types`, of
 //! that exact type or `None`; integer span times; `arguments_raw` an exact `str` or
@@ -31,7 +32,7 @@ use crate::draft::{
     SYNTHESIZED,
 };
 use crate::parsers::dict_set;
-use crate::slots::{object_new, span, span_held};
+use crate::slots::{object_new, span, span_held, Held};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -489,11 +490,14 @@ impl StepBuilder {
         let py = drafts.py();
         let steps = PyList::empty(py);
         let mut index = 0usize;
+        let mut files = Files::default();
         for draft in drafts.iter() {
-            self.push_step(&draft, &mut index, trace_id, tool_kinds, &steps)?;
+            self.push_step(&draft, &mut index, trace_id, tool_kinds, &mut files, &steps)?;
             let follows = draft_held(&draft, FOLLOWS, intern!(py, "follows"))?;
             for follow in follows.cast::<PyList>()?.iter() {
-                self.push_step(&follow, &mut index, trace_id, tool_kinds, &steps)?;
+                self.push_step(
+                    &follow, &mut index, trace_id, tool_kinds, &mut files, &steps,
+                )?;
             }
         }
         Ok(steps)
@@ -522,17 +526,76 @@ impl StepBuilder {
         content: &Bound<'py, PyAny>,
         command: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        self.make(
+            index,
+            kind,
+            fields,
+            status,
+            span,
+            synthesized,
+            redacted,
+            attributes,
+            convention,
+            trace_id,
+            path,
+            content,
+            command,
+            None,
+        )
+    }
+}
+
+/// Whether `dict` may go into a step as it is rather than as a copy: an exact `dict` with
+/// `references` references, those the caller knows of (its draft's, and the caller's own
+/// when it holds one). Then no message part, other draft or step made before holds it: a
+/// linked call's arguments, which a model call's output message also holds, are copied, so
+/// they stay independent of that part, as ever. The draft itself goes when the trace's
+/// mapping returns, nothing reading it after its step is made (`map_trace`), so the step is
+/// the one holder left, as with a copy, without making one and freeing the draft's.
+fn sole(dict: &Bound<'_, PyAny>, references: isize) -> bool {
+    // SAFETY: `dict` is a live object; its reference count is only read.
+    dict.is_exact_instance_of::<PyDict>() && unsafe { ffi::Py_REFCNT(dict.as_ptr()) } == references
+}
+
+impl StepBuilder {
+    /// `build`, with `attributes` and the draft's `arguments` dict taken as they are (not
+    /// copied) when nothing but the draft holds them (`sole`; `take`: the references to
+    /// `attributes` the caller knows of, the draft's and its own): how `build_steps` makes
+    /// its steps. `build` called from Python (`take` `None`) copies both, as its caller
+    /// may keep and change them.
+    #[allow(clippy::too_many_arguments)]
+    fn make<'py>(
+        &self,
+        index: &Bound<'py, PyAny>,
+        kind: &Bound<'py, PyAny>,
+        fields: &Bound<'py, PyDict>,
+        status: &Bound<'py, PyAny>,
+        span: &Bound<'py, PyAny>,
+        synthesized: &Bound<'py, PyAny>,
+        redacted: &Bound<'py, PySet>,
+        attributes: &Bound<'py, PyDict>,
+        convention: &Bound<'py, PyAny>,
+        trace_id: &Bound<'py, PyAny>,
+        path: &Bound<'py, PyAny>,
+        content: &Bound<'py, PyAny>,
+        command: &Bound<'py, PyAny>,
+        take: Option<isize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = fields.py();
         let none = py.None().into_bound(py);
+        let take_attributes = take.is_some_and(|references| sole(attributes.as_any(), references));
         let mut arguments = fields
             .get_item(intern!(py, "arguments"))?
             .unwrap_or_else(|| none.clone());
         let mut arguments_raw = none.clone();
         if !arguments.is_none() {
             if let Ok(dict) = arguments.cast::<PyDict>() {
-                // A copy: a linked call's arguments stay independent of the message part
-                // they came from.
-                arguments = dict.copy()?.into_any();
+                // A copy unless only the draft's fields and this call hold it (`sole`, two
+                // references): a linked call's arguments stay independent of the message
+                // part they came from.
+                if !(take.is_some() && sole(&arguments, 2)) {
+                    arguments = dict.copy()?.into_any();
+                }
             } else {
                 arguments_raw = if arguments.is_instance_of::<PyString>() {
                     arguments
@@ -610,7 +673,11 @@ impl StepBuilder {
         }
         let arguments_key = intern!(py, "arguments");
         dict_set(&values, intern!(py, "index"), index)?;
-        dict_set(&values, intern!(py, "attributes"), &attributes.copy()?)?;
+        if take_attributes {
+            dict_set(&values, intern!(py, "attributes"), attributes)?;
+        } else {
+            dict_set(&values, intern!(py, "attributes"), &attributes.copy()?)?;
+        }
         for (name, value) in [
             (arguments_key, &arguments),
             (intern!(py, "arguments_raw"), &arguments_raw),
@@ -633,9 +700,7 @@ impl StepBuilder {
         }
         self.record(self.step.bind(py), values)
     }
-}
 
-impl StepBuilder {
     /// Step number `index` from `draft`, appended to `steps`.
     fn push_step<'py>(
         &self,
@@ -643,6 +708,7 @@ impl StepBuilder {
         index: &mut usize,
         trace_id: &Bound<'py, PyAny>,
         tool_kinds: &Bound<'py, PyDict>,
+        files: &mut Files<'py>,
         steps: &Bound<'py, PyList>,
     ) -> PyResult<()> {
         let py = draft.py();
@@ -676,7 +742,7 @@ impl StepBuilder {
                 }
             }
         }
-        let built = self.build(
+        let built = self.make(
             &PyInt::new(py, *index).into_any(),
             &kind,
             &fields,
@@ -685,11 +751,17 @@ impl StepBuilder {
             &*draft_held(draft, SYNTHESIZED, intern!(py, "synthesized"))?,
             draft_attr(draft, REDACTED, intern!(py, "redacted"))?.cast::<PySet>()?,
             &attributes,
-            &rule.getattr(intern!(py, "file"))?,
+            &files.of(&rule)?,
             trace_id,
             &path,
             &content,
             &command,
+            // The draft's reference, and `draft_held`'s own unless borrowed (the mapper's
+            // `Draft`, read in its memory).
+            Some(match attributes {
+                Held::Borrowed(_) => 1,
+                Held::Owned(_) => 2,
+            }),
         )?;
         *index += 1;
         let step = match built.cast::<PyDict>() {
@@ -777,6 +849,24 @@ impl StepBuilder {
 
 /// Slots of `StepBuilder::tools_seen` (a power of two).
 const TOOL_SLOTS: usize = 512;
+
+/// Each rule's `file` (the step's `convention`), read once per trace's steps rather than
+/// once per step: a trace's drafts come from a few rules, found here by identity (each
+/// held here, so no address is reused), and nothing while the steps are made changes a
+/// rule.
+#[derive(Default)]
+struct Files<'py>(Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>);
+
+impl<'py> Files<'py> {
+    fn of(&mut self, rule: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        if let Some((_, file)) = self.0.iter().find(|(known, _)| known.is(rule)) {
+            return Ok(file.clone());
+        }
+        let file = rule.getattr(intern!(rule.py(), "file"))?;
+        self.0.push((rule.clone(), file.clone()));
+        Ok(file)
+    }
+}
 
 /// A remembered tool call kind (`StepBuilder::tool_kind`).
 struct ToolSeen {
