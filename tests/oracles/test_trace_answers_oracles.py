@@ -97,6 +97,31 @@ def test_citations_grounded_ignores_results_handed_to_a_later_model_call() -> No
     assert res.details["ungrounded"] == ["doc-7"]
 
 
+def test_citations_grounded_without_times_goes_by_step_order() -> None:
+    # No step records a time: a result is earlier than the answer by step order only, and
+    # the answer's own step or a later call grounds nothing.
+    before = traj(
+        tool("search_docs", {}, DOCS), gen("[doc-42]"), tool("x", {}, "doc-7"), timed=False
+    )
+    assert check({"type": "citations_grounded"}, before).outcome == Outcome.PASS
+    after = traj(gen("[doc-7]"), tool("search_docs", {}, "doc-7"), timed=False)
+    assert check({"type": "citations_grounded"}, after).outcome == Outcome.INVARIANT_FAILURE
+
+
+def test_citations_grounded_lists_each_returned_id_once_across_repeated_results() -> None:
+    # The same result handed to two model calls, and one call's own: the ids returned are
+    # listed once each, sorted, whatever text they came from.
+    t = traj(
+        tool("search_docs", {"query": "refund"}, DOCS),
+        gen(None, input_messages=_handed("see doc-7 and doc-42")),
+        gen("Per [doc-99].", input_messages=_handed("see doc-7 and doc-42")),
+    )
+    res = check({"type": "citations_grounded"}, t)
+    assert res.outcome == Outcome.INVARIANT_FAILURE, res.message
+    assert res.details["returned"] == ["doc-17", "doc-42", "doc-7"]
+    assert "(ids returned: doc-17, doc-42, doc-7)" in res.message
+
+
 def test_content_off_answer_is_missing_evidence_for_content_checks() -> None:
     # Structure-only messages (pydantic-ai with include_content=False): a text part, no text.
     off = traj(

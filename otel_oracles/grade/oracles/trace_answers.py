@@ -12,7 +12,7 @@ says so and reports missing evidence rather than guessing.
 import fnmatch
 import json
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -130,12 +130,24 @@ text searched its characters and each occurrence of an id whose neighbours it te
 (``OCCURRENCE_COST`` in ``native/core/src/citations.rs``)."""
 
 
-def _before(step: Step, final: Step | None) -> bool:
-    if final is None or step is final:
-        return final is None
-    if step.end_ns is not None and final.end_ns is not None:
-        return step.end_ns <= final.end_ns
-    return step.index < final.index
+def _earlier(steps: Iterable[Step], final: Step | None, with_final: bool = False) -> list[Step]:
+    """The ``steps`` before the ``final`` answer's step (all of them when it is unknown), in
+    order, with ``final`` itself if ``with_final``: ended no later than it when both record
+    an end, else earlier in step order. One comprehension per check: ``citations_grounded``
+    asked a function of every call of every trajectory."""
+    if final is None:
+        return list(steps)
+    end, index = final.end_ns, final.index
+    if end is None:
+        return [
+            s for s in steps if (s.index < index and s is not final) or (with_final and s is final)
+        ]
+    return [
+        s
+        for s in steps
+        if (s is not final and (s.index < index if s.end_ns is None else s.end_ns <= end))
+        or (with_final and s is final)
+    ]
 
 
 def _source_texts(ev: Evidence, step: Step) -> str | None:
@@ -304,28 +316,29 @@ class CitationsGrounded(OracleCheck):
         out = ctx.evidence.final_output()
         assert out.text is not None  # guaranteed by the declared evidence
         ids = _answer_cites(ctx, p.pattern, out.text)
-        final_spans = span_ids([out.step]) if out.step else ()
         if not ids:
-            return Finding.ok("the final answer cites no ids", span_ids=final_spans)
+            return Finding.ok(
+                "the final answer cites no ids",
+                span_ids=span_ids([out.step]) if out.step else (),
+            )
         # A final-answer tool delivers the answer; its result (often the answer echoed)
         # grounds nothing.
         ev = ctx.evidence
         answering = ev.answering()
         final = out.step
         globs = p.sources
-        calls = [
-            s
-            for s in ev.calls_of(())
-            if id(s) not in answering
-            and (not globs or step_glob(s, globs) is not None)
-            and _before(s, final)
-        ]
+        every: Iterable[Step] = ev.calls_of(())
+        if answering or globs:  # (most contracts name no sources; most runs answer in text)
+            every = [
+                s
+                for s in every
+                if id(s) not in answering and (not globs or step_glob(s, globs) is not None)
+            ]
+        calls = _earlier(every, final)
         # Tool results the model was handed in its input count too (its calls picked when
         # a search first gets past the calls' own results).
         generations = ev.groups.generations
-        sources = _Sources(
-            ev, calls, lambda: [g for g in generations if g is final or _before(g, final)]
-        )
+        sources = _Sources(ev, calls, lambda: _earlier(generations, final, with_final=True))
         grounded = _ground(ids, sources)
         if grounded is None:
             # The stand-in texts are longer than the made ones: whether the made texts run
@@ -352,6 +365,7 @@ class CitationsGrounded(OracleCheck):
                 span_ids=span_ids([*grounded.values(), *([out.step] if out.step else [])]),
                 step_indexes=indexes(grounded.values()),
             )
+        final_spans = span_ids([out.step]) if out.step else ()
         unknown = [s for s, t in texts if t is None and s.status != "error"]
         if unknown:
             return Finding.missing(

@@ -109,16 +109,15 @@ def step_glob(
 
 
 def span_ids(steps: Iterable[Step]) -> tuple[str, ...]:
-    """Source span ids of ``steps`` (trace-derived steps only), first-seen order, no repeats."""
-    seen: dict[str, None] = {}
-    for s in steps:
-        if s.source is not None:
-            seen.setdefault(s.source.span_id, None)
-    return tuple(seen)
+    """Source span ids of ``steps`` (trace-derived steps only), first-seen order, no repeats.
+    Made by a comprehension and ``dict.fromkeys`` (the same first-seen order): most results
+    of most checks point at spans, and a ``setdefault`` call per step was most of it."""
+    return tuple(dict.fromkeys([s.source.span_id for s in steps if s.source is not None]))
 
 
 def indexes(steps: Iterable[Step]) -> tuple[int, ...]:
-    return tuple(s.index for s in steps)
+    """The steps' indexes, in order (a list comprehension: cheaper than a generator)."""
+    return tuple([s.index for s in steps])
 
 
 _RESULT_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
