@@ -993,6 +993,12 @@ def report_text(value: Any, level: int = 0) -> bytes:
     (``TypeError``, ``ValueError`` for a cycle) and ``UnicodeEncodeError`` for a lone
     surrogate."""
 
+def escape_surrogates(text: str) -> str:
+    """``text`` itself when it has a UTF-8 encoding, else a new ``str`` with each surrogate
+    written as its escape (``\\udcff``, ``encode("utf-8", "backslashreplace")``'s spelling):
+    the core's one escaper (``json_text::escape_surrogates``), which the reports and the
+    emitter apply as they write, for the in-process reader's SDK records."""
+
 @final
 class VerdictJson:
     """One verdict's text in the JSON report, written from the models' field values

@@ -8,7 +8,8 @@ of bytes that are not UTF-8, ``os.fsdecode``), and the SDK accepts any ``str``: 
 dropped such an attribute (logging a traceback), and a span name, status description or
 event name holding one raised, losing the whole trace. Each surrogate is written as its
 escape (``\\udcff``) instead, as the reports write every character they cannot show: the
-trace is graded and the text shown is what the reports show."""
+trace is graded and the text shown is what the reports show. The escaper is the core's
+(``_native.escape_surrogates``), the one the reports and the emitter write with."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from opentelemetry.sdk.util import BoundedList
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope as SdkScope
 from opentelemetry.trace import Link, Status
 
-from otel_oracles._lazy_pattern import lazy_pattern
+from otel_oracles._native import escape_surrogates
 from otel_oracles.decode import DecodedBatch, decode
 from otel_oracles.emit import any_value
 from otel_oracles.model.span import Trace
@@ -65,7 +66,9 @@ def logs_request(records: Sequence[SdkLogRecord]) -> ExportLogsServiceRequest:
             resource=Resource(attributes=_attributes(resource.attributes if resource else {}))
         )
         scope_logs = ScopeLogs(
-            scope=InstrumentationScope(name=_text(scope.name), version=_text(scope.version or ""))
+            scope=InstrumentationScope(
+                name=escape_surrogates(scope.name), version=escape_surrogates(scope.version or "")
+            )
             if scope is not None
             else None
         )
@@ -74,14 +77,14 @@ def logs_request(records: Sequence[SdkLogRecord]) -> ExportLogsServiceRequest:
                 time_unix_nano=record.timestamp or 0,
                 observed_time_unix_nano=record.observed_timestamp or 0,
                 severity_number=record.severity_number.value if record.severity_number else 0,  # type: ignore[arg-type]
-                severity_text=_text(record.severity_text or ""),
+                severity_text=escape_surrogates(record.severity_text or ""),
                 body=any_value(_value(record.body)) if record.body is not None else None,
                 attributes=_attributes(record.attributes),
                 dropped_attributes_count=readable.dropped_attributes,
                 flags=int(record.trace_flags or 0),
                 trace_id=record.trace_id.to_bytes(16, "big") if record.trace_id else b"",
                 span_id=record.span_id.to_bytes(8, "big") if record.span_id else b"",
-                event_name=_text(record.event_name or ""),
+                event_name=escape_surrogates(record.event_name or ""),
             )
         )
         resource_logs.scope_logs.append(scope_logs)
@@ -91,27 +94,18 @@ def logs_request(records: Sequence[SdkLogRecord]) -> ExportLogsServiceRequest:
 
 def _attributes(attributes: Any) -> list[KeyValue]:
     return [
-        KeyValue(key=_text(k), value=any_value(_value(v))) for k, v in (attributes or {}).items()
+        KeyValue(key=escape_surrogates(k), value=any_value(_value(v)))
+        for k, v in (attributes or {}).items()
     ]
 
 
-_SURROGATE = lazy_pattern("[\ud800-\udfff]")
-
-
-def _text(text: str) -> str:
-    """``text`` with each surrogate written as its escape (``\\udcff``): text UTF-8 can
-    encode. ASCII text (nearly all of it) is returned unsearched."""
-    if text.isascii() or _SURROGATE().search(text) is None:
-        return text
-    return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
 def _value(value: Any) -> Any:
-    """An attribute value (or log body) with ``_text`` of each string in it, keys too."""
+    """An attribute value (or log body) with each string in it, keys too, through the core's
+    ``escape_surrogates``."""
     if isinstance(value, str):
-        return _text(value)
+        return escape_surrogates(value)
     if isinstance(value, Mapping):
-        return {_text(str(k)): _value(v) for k, v in value.items()}
+        return {escape_surrogates(str(k)): _value(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return type(value)(_value(v) for v in value)
     return value
@@ -120,7 +114,7 @@ def _value(value: Any) -> Any:
 def _holds(value: Any) -> bool:
     """Whether ``value`` (a string, attribute value or attributes) holds a surrogate."""
     if isinstance(value, str):
-        return not value.isascii() and _SURROGATE().search(value) is not None
+        return escape_surrogates(value) is not value  # a new str: one was escaped
     if isinstance(value, Mapping):
         return any(_holds(k) or _holds(v) for k, v in value.items())
     if isinstance(value, (list, tuple)):
@@ -153,10 +147,13 @@ def _bounded(attributes: Any) -> BoundedAttributes:
 
 
 def _encodable_span(span: ReadableSpan) -> ReadableSpan:
-    """A copy of ``span`` with ``_text`` of every text the encoder writes (the counts of
-    dropped attributes, events and links, the instrumentation scope's attributes kept)."""
+    """A copy of ``span`` with ``escape_surrogates`` of every text the encoder writes (the
+    counts of dropped attributes, events and links, the instrumentation scope's attributes
+    kept)."""
     events: BoundedList[Event] = BoundedList(None)
-    events.extend([Event(_text(e.name), _bounded(e.attributes), e.timestamp) for e in span.events])
+    events.extend(
+        [Event(escape_surrogates(e.name), _bounded(e.attributes), e.timestamp) for e in span.events]
+    )
     events.dropped = span.dropped_events
     links: BoundedList[Link] = BoundedList(None)
     links.extend([Link(link.context, _bounded(link.attributes)) for link in span.links])
@@ -164,7 +161,7 @@ def _encodable_span(span: ReadableSpan) -> ReadableSpan:
     scope = span.instrumentation_scope
     status = span.status
     return ReadableSpan(
-        name=_text(span.name),
+        name=escape_surrogates(span.name),
         context=span.context,
         parent=span.parent,
         resource=SdkResource(_value(dict(span.resource.attributes)), span.resource.schema_url),
@@ -172,14 +169,14 @@ def _encodable_span(span: ReadableSpan) -> ReadableSpan:
         events=events,
         links=links,
         kind=span.kind,
-        status=Status(status.status_code, _text(status.description or "") or None),
+        status=Status(status.status_code, escape_surrogates(status.description or "") or None),
         start_time=span.start_time,
         end_time=span.end_time,
         instrumentation_scope=None
         if scope is None
         else SdkScope(
-            _text(scope.name),
-            scope.version and _text(scope.version),
+            escape_surrogates(scope.name),
+            scope.version and escape_surrogates(scope.version),
             scope.schema_url,
             _value(dict(scope.attributes or {})),
         ),

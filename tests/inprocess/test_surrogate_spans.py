@@ -16,6 +16,7 @@ import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.trace import Status, StatusCode, Tracer
 
+from otel_oracles._native import escape_surrogates
 from otel_oracles.emit import InMemoryEmitter
 from otel_oracles.inprocess import GradingSpanProcessor, ProcessorLimits
 from otel_oracles.model.result import RunReport
@@ -84,3 +85,27 @@ def test_spans_holding_surrogates_are_graded_with_their_text_escaped(
     assert tool.status == "error"
     assert tool.error_message == "could not open /tmp/\\udcff"
     provider.shutdown()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "plain",
+        "caf\u00e9 \u20ac \U0001f600",
+        LONE,
+        f"a{LONE}b",
+        "\ud800",
+        "\ud83d\ude00",  # a pair spelled as two surrogates stays two escapes
+        f"\U0001f600{LONE}\u00e9\udfff",
+        "",
+    ],
+)
+def test_the_core_escaper_writes_what_backslashreplace_writes(text: str) -> None:
+    """The in-process reader's escaper is the core's (``_native.escape_surrogates``, the one
+    the reports and the emitter write with): each surrogate as ``backslashreplace`` writes it,
+    every other character as it is, and text with a UTF-8 encoding handed back unchanged (the
+    reader tells a span that needs a copy by the object coming back being a new one)."""
+    escaped = escape_surrogates(text)
+    assert escaped == text.encode("utf-8", "backslashreplace").decode("utf-8")
+    holds = any("\ud800" <= c <= "\udfff" for c in text)
+    assert (escaped is not text) == holds

@@ -111,6 +111,20 @@ pub(crate) fn str_text<'a>(text: &'a Bound<'_, PyString>) -> PyResult<Cow<'a, st
         .map_err(|err| PyValueError::new_err(err.to_string()))
 }
 
+/// `text` itself when it is valid UTF-8 (nearly every string), else a new `str` with each
+/// surrogate written as its escape (`str_text`): what the in-process reader hands the SDK's
+/// OTLP encoder, which has no UTF-8 text for a surrogate (`inprocess/_sdk_records.py`). One
+/// escaper for the reports, the emitter and the in-process reader; the caller tells a text
+/// that held a surrogate by the object coming back being a new one.
+#[pyfunction(name = "escape_surrogates")]
+fn escaped_surrogates<'py>(text: Bound<'py, PyString>) -> PyResult<Bound<'py, PyString>> {
+    if text.to_str().is_ok() {
+        return Ok(text);
+    }
+    let escaped = str_text(&text)?;
+    Ok(PyString::new(text.py(), &escaped))
+}
+
 /// `str(value)`, as an f-string or `str.join` of `str`s spells an integer: exact ones in the
 /// core, others (a subclass) asked.
 fn int_str(value: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -759,5 +773,6 @@ fn shown_of(text: String, name: &str) -> String {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ShownFilter>()?;
+    m.add_function(wrap_pyfunction!(escaped_surrogates, m)?)?;
     Ok(())
 }
