@@ -29,10 +29,16 @@ ENTRY_POINT_GROUP = "otel_oracles.oracles"
 _ORACLES = "otel_oracles.grade.oracles."
 
 BUILTIN_TYPES: dict[str, str] = {
-    **dict.fromkeys(
-        ("assertion_exists", "file_not_modified", "no_network", "test_must_pass"),
-        _ORACLES + "agentbench",
-    ),
+    # The AgentBench four, a module each: a contract naming ``no_network`` imports only it.
+    **{
+        name: _ORACLES + "agentbench." + module
+        for name, module in (
+            ("assertion_exists", "assertion_exists"),
+            ("file_not_modified", "file_not_modified"),
+            ("no_network", "no_network"),
+            ("test_must_pass", "must_pass"),
+        )
+    },
     "evidence": _ORACLES + "trace_evidence",
     **dict.fromkeys(
         (

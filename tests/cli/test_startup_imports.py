@@ -350,7 +350,7 @@ PLAIN_RECORDS = (
     "otel_oracles.grade.compiled.CompiledCheck",
     "otel_oracles.grade.loader._Parsed",
     "otel_oracles.grade.network.OutboundRequest",
-    "otel_oracles.grade.oracles.agentbench._CommandWrites",
+    "otel_oracles.grade.oracles.agentbench._workspace._CommandWrites",
     "otel_oracles.grade.oracles.trace_answers.Degradation",
     "otel_oracles.grade.oracles.trace_answers.SeenTransfer",
     "otel_oracles.grade.oracles.trace_common.NamelessTwins",

@@ -28,8 +28,9 @@ from otel_oracles.grade.compiled import compile_check
 from otel_oracles.grade.evaluator import outcome_for, run_compiled
 from otel_oracles.grade.evidence import Evidence, absent
 from otel_oracles.grade.loader import compile_contract, parse_contract
-from otel_oracles.grade.oracles import agentbench, coding_rule
+from otel_oracles.grade.oracles import coding_rule
 from otel_oracles.grade.oracles.agentbench import (
+    _workspace,
     steps_naming,
     steps_writing,
     steps_writing_workspace,
@@ -116,7 +117,7 @@ def _plain_step_inputs(step: Any) -> list[str]:
 
 
 def _plain_names(text: str, name: str) -> bool:
-    for token in agentbench._TOKEN_BREAKS().split(text):
+    for token in _workspace._TOKEN_BREAKS().split(text):
         if not token:
             continue
         last = posixpath.basename(normalize_path(token).rstrip("/"))

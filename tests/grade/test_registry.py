@@ -31,7 +31,8 @@ import json, sys
 from otel_oracles.grade import compile_contract
 from otel_oracles.grade.registry import BUILTIN_MODULES
 compile_contract(sys.argv[1])
-print(json.dumps(sorted(m for m in BUILTIN_MODULES if m in sys.modules)))
+shared = "otel_oracles.grade.oracles.agentbench._workspace"  # what three AgentBench ones share
+print(json.dumps(sorted(m for m in (*BUILTIN_MODULES, shared) if m in sys.modules)))
 """
 
 
@@ -61,6 +62,19 @@ def test_a_contract_imports_the_oracle_modules_it_names(tmp_path: Path) -> None:
     assert _builtin_modules_after_loading(
         {"id": "c", "invariants": [{"type": "secret_in_command"}], "evidence": ["steps"]}, tmp_path
     ) == sorted([*base, "secret_in_command", "trace_evidence"])
+
+
+def test_a_contract_naming_one_agentbench_oracle_imports_that_one(tmp_path: Path) -> None:
+    """The four AgentBench oracles are a module each (docs/performance-history.md, "Start-up:
+    frozen values without generated methods, the AgentBench oracles a module each"):
+    ``no_network`` needs nothing of what the three workspace oracles share."""
+    base = ["trace_answers", "trace_tools"]
+    no_network = {"id": "c", "invariants": [{"type": "no_network"}]}
+    assert _builtin_modules_after_loading(no_network, tmp_path) == sorted([*base, "no_network"])
+    unmodified = {"id": "c", "invariants": [{"type": "file_not_modified", "path": "a.py"}]}
+    assert _builtin_modules_after_loading(unmodified, tmp_path) == sorted(
+        [*base, "_workspace", "file_not_modified"]
+    )
 
 
 CLASH = """

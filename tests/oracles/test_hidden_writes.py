@@ -1,5 +1,6 @@
 """Writes a trace can hide from replay: ``file_not_modified``, ``assertion_exists`` and
-``test_must_pass`` on trace-derived trajectories (otel_oracles/grade/oracles/agentbench.py).
+``test_must_pass`` on trace-derived trajectories
+(otel_oracles/grade/oracles/agentbench/_workspace.py).
 
 Replay applies recorded file edits only. A call that is not one (an edit or patch tool no
 convention declares as a file edit, a shell command such as ``sed -i pytest.ini``) may have
@@ -265,7 +266,7 @@ ASSERTED = {"type": "assertion_exists", "path": "calc.py", "pattern": "def add"}
     ids=["quoted", "escaped", "nested", "glob"],
 )
 def test_the_screen_of_a_step_misses_no_write(step: dict[str, Any]) -> None:
-    """Each step is screened on one text of its inputs (``agentbench._may_name``) before
+    """Each step is screened on one text of its inputs (``agentbench._workspace._may_name``) before
     its inputs and command are read one by one; a file named only once the shell unquotes
     the command, or deep in the arguments, or by a glob, still makes the check missing."""
     result = only(ASSERTED, traj(write("calc.py", FIXED), step))
