@@ -7,10 +7,20 @@ a record nobody compares or prints needs none of them generated. A subclass decl
 ``__slots__`` and writes its ``__init__`` with ``set_field`` (``object.__setattr__``, as the
 generated one does); assigning or deleting a field afterwards raises
 ``FrozenInstanceError``, as on a frozen dataclass, and a copy or pickle keeps its slots.
+
+A record that is compared, hashed or printed subclasses ``FrozenValue``, whose ``__eq__``,
+``__hash__`` and ``__repr__`` are written once here, over the fields its ``__slots__`` name
+(read by an ``attrgetter`` made when the class is), instead of generated per class: what a
+frozen dataclass's do (equal when of the same class with equal fields, the hash of the
+fields, ``Name(field=value, ...)``), with nothing compiled at start.
 """
 
+from __future__ import annotations
+
+import inspect
 from dataclasses import FrozenInstanceError
-from typing import Any
+from operator import attrgetter
+from typing import Any, ClassVar
 
 set_field = object.__setattr__
 """Sets a field in a frozen record's ``__init__``."""
@@ -32,3 +42,35 @@ class Frozen:
         the freeze."""
         for name, value in state[1].items():
             set_field(self, name, value)
+
+
+class FrozenValue(Frozen):
+    """A frozen record compared, hashed and shown by its fields, as a frozen dataclass is
+    (module docstring). A subclass annotates its fields in order and names each in its
+    ``__slots__`` (sorted, as the project's slots are)."""
+
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+    _read: ClassVar[attrgetter[Any]]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        slots = cls.__dict__.get("__slots__", ())
+        names = tuple(n for n in inspect.get_annotations(cls) if n in slots)
+        if not names or len(names) != len(slots):
+            raise TypeError(f"{cls.__qualname__}: each of its __slots__ is an annotated field")
+        cls._fields = names
+        # Several names read as a tuple; one as the value itself, compared and hashed alike.
+        cls._read = attrgetter(*names)
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return bool(self._read(self) == self._read(other))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._read(self))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
+        return f"{type(self).__qualname__}({shown})"

@@ -5,7 +5,6 @@ options ``diff`` uses too: the run also fails when it regressed against a previo
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -60,13 +59,20 @@ def baseline_options(func: F) -> F:
     )(func)
 
 
-@dataclass(slots=True)
+# A plain class, not a dataclass: never compared or printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
 class BaselineCheck:
     """A loaded baseline and the record of the current run, filled as verdicts arrive."""
 
+    __slots__ = ("baseline", "current", "margins")
     baseline: RunRecord
     margins: Margins
     current: RunRecord
+
+    def __init__(self, baseline: RunRecord, margins: Margins, current: RunRecord) -> None:
+        self.baseline = baseline
+        self.margins = margins
+        self.current = current
 
     @classmethod
     def load(

@@ -24,21 +24,31 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection, Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+from otel_oracles._frozen import FrozenValue, set_field
 from otel_oracles.emit import _names as n
 from otel_oracles.emit._names import INSTRUMENTATION_SCOPE
 from otel_oracles.emit._names import SERVICE_NAME as DEFAULT_SERVICE_NAME
 from otel_oracles.model.span import LogRecord, SpanRecord
 
 
-@dataclass(frozen=True, slots=True)
-class OwnShape:
+# A plain class, not a dataclass: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``).
+class OwnShape(FrozenValue):
     """What a grade span and an evaluation log record hold, as ``emit._otel`` writes them:
     the keys every one carries (``*_required``) and every key one may carry (``*_allowed``).
     Handed to the core as ``as_tuple()`` so both sides check one definition."""
 
+    __slots__ = (
+        "event_allowed",
+        "event_name",
+        "log_allowed",
+        "log_required",
+        "span_allowed",
+        "span_prefix",
+        "span_required",
+    )
     span_prefix: str
     span_required: tuple[str, ...]
     span_allowed: frozenset[str]
@@ -46,6 +56,24 @@ class OwnShape:
     event_allowed: frozenset[str]
     log_required: tuple[str, ...]
     log_allowed: frozenset[str]
+
+    def __init__(
+        self,
+        span_prefix: str,
+        span_required: tuple[str, ...],
+        span_allowed: frozenset[str],
+        event_name: str,
+        event_allowed: frozenset[str],
+        log_required: tuple[str, ...],
+        log_allowed: frozenset[str],
+    ) -> None:
+        set_field(self, "span_prefix", span_prefix)
+        set_field(self, "span_required", span_required)
+        set_field(self, "span_allowed", span_allowed)
+        set_field(self, "event_name", event_name)
+        set_field(self, "event_allowed", event_allowed)
+        set_field(self, "log_required", log_required)
+        set_field(self, "log_allowed", log_allowed)
 
     def as_tuple(
         self,

@@ -11,8 +11,6 @@ caches.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import CheckHead
 from otel_oracles.grade.evidence import Plan
@@ -123,44 +121,50 @@ def compile_check(
     )
 
 
-# No generated eq (compared by identity): each generated method is compiled from source
-# at every start (docs/performance-history.md, "Start-up: fewer generated methods").
-@dataclass(frozen=True, slots=True, eq=False)
-class CompiledContract:
+# A plain frozen class, not a dataclass: compared by identity, shown by its own ``__repr__``,
+# and each method ``dataclasses`` generates is compiled from source at every start
+# (``otel_oracles._frozen``).
+class CompiledContract(Frozen):
     """A contract ready to grade: the plain ``contract``, its ``checks`` in result order
     (evidence, invariants, tolerances) and its trace ``selector``. Immutable; share it
     across threads and trajectories."""
 
+    __slots__ = ("checks", "contract", "evidence", "plain", "plan", "selector")
     contract: Contract
     checks: tuple[CompiledCheck, ...]
     selector: TraceSelector
-    evidence: tuple[str, ...] = field(init=False)
+    evidence: tuple[str, ...]
     """Every evidence name a check asks for, sorted and unique, made from ``checks``:
     asked of a trajectory once per contract, so that when it lacks none (most
     trajectories), no check asks for its own."""
 
-    plan: Plan = field(init=False)
+    plan: Plan
     """``evidence`` made ready to ask of trajectories, once (``Evidence.lacking_of``), not
     looked up by its names for every trajectory."""
 
-    plain: bool = field(init=False)
+    plain: bool
     """Whether the contract's values every verdict copies (``id``, ``version``,
     ``content_hash``, ``name``) are exactly of their fields' types: worked out once here,
     not per verdict (``CheckRunner.verdict`` in the core). A validated contract's are; one
     built by ``model_construct`` may hold anything, and its verdicts are validated."""
 
-    def __post_init__(self) -> None:
-        names = tuple(sorted({name for check in self.checks for name in check.evidence}))
-        object.__setattr__(self, "evidence", names)
-        object.__setattr__(self, "plan", Plan(names))
-        c = self.contract
+    def __init__(
+        self, contract: Contract, checks: tuple[CompiledCheck, ...], selector: TraceSelector
+    ) -> None:
+        set_field(self, "contract", contract)
+        set_field(self, "checks", checks)
+        set_field(self, "selector", selector)
+        names = tuple(sorted({name for check in checks for name in check.evidence}))
+        set_field(self, "evidence", names)
+        set_field(self, "plan", Plan(names))
+        c = contract
         plain = (
             type(c.id) is str
             and type(c.version) is int
             and type(c.content_hash) is str
             and type(c.name) is str
         )
-        object.__setattr__(self, "plain", plain)
+        set_field(self, "plain", plain)
 
     def selects(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
         """Whether the contract's ``match`` selects ``trace`` (``agents``: see

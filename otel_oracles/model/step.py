@@ -11,13 +11,13 @@ import json
 import posixpath
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
+from otel_oracles._frozen import FrozenValue, set_field
 from otel_oracles._native import PatternSearch, ScanFields, scan_data
 from otel_oracles._native import raw_json as native_raw_json
 from otel_oracles.errors import InputError
@@ -229,11 +229,20 @@ def _pattern_search(patterns: tuple[str, ...]) -> PatternSearch:
     return PatternSearch(patterns)
 
 
-@dataclass(frozen=True, slots=True)
-class NetworkViolation:
+# A plain class, not a dataclass: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``).
+class NetworkViolation(FrozenValue):
+    """A network pattern found in a step: the step, its tool and the pattern."""
+
+    __slots__ = ("pattern", "step_index", "tool")
     step_index: int
     tool: str | None
     pattern: str
+
+    def __init__(self, step_index: int, tool: str | None, pattern: str) -> None:
+        set_field(self, "step_index", step_index)
+        set_field(self, "tool", tool)
+        set_field(self, "pattern", pattern)
 
 
 def network_violations(steps: Iterable[Step], patterns: Iterable[str]) -> list[NetworkViolation]:

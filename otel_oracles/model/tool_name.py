@@ -40,8 +40,9 @@ import fnmatch
 import functools
 import re
 from collections import deque
-from dataclasses import dataclass
 from typing import Any
+
+from otel_oracles._frozen import FrozenValue, set_field
 
 TOOL_NAME_SEPARATORS: tuple[str, ...] = ("__", "-", ".", "/")
 """Separators between a namespace (plugin, toolset, MCP server) and a tool name, as the
@@ -55,13 +56,19 @@ _GLOB_CLASS = re.compile(r"\[!?\]?[^\]]*\]")
 """A glob character class (``[a-z]``, ``[!-]``): separators inside it are not separators."""
 
 
-@dataclass(frozen=True, slots=True)
-class ToolName:
+# A plain class, not a dataclass: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``).
+class ToolName(FrozenValue):
     """A recorded tool name taken apart: ``SupportTools-delete_records`` ->
     namespace ``("SupportTools",)``, name ``delete_records``."""
 
+    __slots__ = ("name", "namespace")
     namespace: tuple[str, ...]
     name: str
+
+    def __init__(self, namespace: tuple[str, ...], name: str) -> None:
+        set_field(self, "namespace", namespace)
+        set_field(self, "name", name)
 
     @property
     def segments(self) -> tuple[str, ...]:

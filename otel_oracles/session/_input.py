@@ -9,8 +9,8 @@ fixture) reaches subjects through ``traces_from_batches``, so they group alike.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 
+from otel_oracles._frozen import FrozenValue, set_field
 from otel_oracles.assemble import AssemblyStats, OfflineAssembly, assemble_offline, join_released
 from otel_oracles.assemble.config import DEFAULT_IDLE_SPANS
 from otel_oracles.decode import DecodedBatch, read_paths
@@ -19,16 +19,30 @@ from otel_oracles.model.result import InputProblem
 from otel_oracles.model.span import Trace
 
 
-@dataclass(frozen=True, slots=True)
-class InputLimits:
+# A plain class, not a dataclass: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``).
+class InputLimits(FrozenValue):
     """How much one offline run reads and holds (``grade``/``inspect`` flags, docs/ingest.md):
     the decoder's per-line/message and decompressed-size limits, and the assembler's release
     window and memory cap."""
 
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES
-    idle_spans: int = DEFAULT_IDLE_SPANS
-    max_buffered_spans: int | None = None
+    __slots__ = ("idle_spans", "max_buffered_spans", "max_decompressed_bytes", "max_message_bytes")
+    max_message_bytes: int
+    max_decompressed_bytes: int
+    idle_spans: int
+    max_buffered_spans: int | None
+
+    def __init__(
+        self,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED_BYTES,
+        idle_spans: int = DEFAULT_IDLE_SPANS,
+        max_buffered_spans: int | None = None,
+    ) -> None:
+        set_field(self, "max_message_bytes", max_message_bytes)
+        set_field(self, "max_decompressed_bytes", max_decompressed_bytes)
+        set_field(self, "idle_spans", idle_spans)
+        set_field(self, "max_buffered_spans", max_buffered_spans)
 
     def read(self, paths: Sequence[str], problems: list[InputProblem]) -> Iterator[DecodedBatch]:
         """``read_paths`` under these limits."""

@@ -12,10 +12,10 @@ contract (the ``match`` selectors), and ``grade`` (one assembled subject) is the
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from otel_oracles._frozen import FrozenValue, set_field
 from otel_oracles._lazy_log import LazyLogger
 from otel_oracles.decode import DecodedBatch
 from otel_oracles.grade import CompiledContract, Evidence, compile_contract, grade
@@ -58,14 +58,20 @@ def shard_of(trace_id: str, workers: int) -> int:
         return 0
 
 
-@dataclass(frozen=True, slots=True)
-class Shard:
+# Plain classes, not dataclasses: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``).
+class Shard(FrozenValue):
     """Which subjects a session's ``run`` grades: those ``shard_of`` gives to ``index`` of
     ``count`` workers. The others are still read, assembled and joined (so every worker
     groups exactly as one process would), just not mapped, graded or counted."""
 
-    index: int = 0
-    count: int = 1
+    __slots__ = ("count", "index")
+    index: int
+    count: int
+
+    def __init__(self, index: int = 0, count: int = 1) -> None:
+        set_field(self, "index", index)
+        set_field(self, "count", count)
 
     def owns(self, subject_id: str) -> bool:
         return self.count == 1 or shard_of(subject_id, self.count) == self.index
@@ -75,22 +81,33 @@ WHOLE = Shard()
 """Every subject: one process grades the whole input."""
 
 
-@dataclass(frozen=True, slots=True)
-class SessionSpec:
+class SessionSpec(FrozenValue):
     """Everything a process needs to build the same session (picklable: no compiled state).
 
     Files, not loaded objects: a worker process loads them itself, so compiled convention
     rules and selectors never cross a process boundary. The caller loads them first
     (``GradingSession.load``) so a bad file is reported once, before any worker starts."""
 
+    __slots__ = ("commands", "contract_files", "convention_dirs", "limits")
     contract_files: tuple[Path, ...]
-    convention_dirs: tuple[Path, ...] = ()
-    limits: InputLimits = DEFAULT_LIMITS
-    commands: CommandPolicy = SANDBOXED
+    convention_dirs: tuple[Path, ...]
+    limits: InputLimits
+    commands: CommandPolicy
+
+    def __init__(
+        self,
+        contract_files: tuple[Path, ...],
+        convention_dirs: tuple[Path, ...] = (),
+        limits: InputLimits = DEFAULT_LIMITS,
+        commands: CommandPolicy = SANDBOXED,
+    ) -> None:
+        set_field(self, "contract_files", contract_files)
+        set_field(self, "convention_dirs", convention_dirs)
+        set_field(self, "limits", limits)
+        set_field(self, "commands", commands)
 
 
-@dataclass(frozen=True, slots=True)
-class Resume:
+class Resume(FrozenValue):
     """Where a ``run`` picks up the work of a process that died (``grade --workers``).
 
     Subjects up to order ``after`` were graded and delivered by the process that died: they
@@ -98,8 +115,13 @@ class Resume:
     neither counted nor graded. Subjects in ``lost`` get ``error`` verdicts naming why,
     without being graded again: grading them may be what killed that process."""
 
-    after: int = -1
-    lost: Mapping[int, NotGraded] = field(default_factory=dict)
+    __slots__ = ("after", "lost")
+    after: int
+    lost: Mapping[int, NotGraded]
+
+    def __init__(self, after: int = -1, lost: Mapping[int, NotGraded] | None = None) -> None:
+        set_field(self, "after", after)
+        set_field(self, "lost", {} if lost is None else lost)
 
 
 FROM_START = Resume()

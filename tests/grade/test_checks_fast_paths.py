@@ -24,7 +24,7 @@ from otel_oracles import safe_regex
 from otel_oracles._native import tool_sequence_diff
 from otel_oracles.grade import evaluator
 from otel_oracles.grade import evidence as evidence_module
-from otel_oracles.grade.compiled import compile_check
+from otel_oracles.grade.compiled import CompiledContract, compile_check
 from otel_oracles.grade.evaluator import outcome_for, run_compiled
 from otel_oracles.grade.evidence import Evidence, absent
 from otel_oracles.grade.loader import compile_contract, parse_contract
@@ -504,7 +504,8 @@ def test_outcomes_are_the_tables_after_the_fail_closed_rules(layer: Any) -> None
                         want = _plain_outcome(finding, oracle, GradeContext(t, contract), layer)
                         assert (got.outcome, got.message) == want
                         # What the contract's checks would each ask, asked once for it.
-                        whole = dataclasses.replace(compile_contract(contract), checks=(check,))
+                        compiled = compile_contract(contract)
+                        whole = CompiledContract(contract, (check,), compiled.selector)
                         ctx = GradeContext(t, contract, evidence=Evidence(t))
                         known = evaluator._known_clear(whole, ctx)
                         assert known == (True, gaps[trajectories.index(t)] == (None, None))

@@ -18,11 +18,10 @@ from __future__ import annotations
 import importlib
 import inspect
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from otel_oracles._entry_points import entry_point_group
-from otel_oracles._frozen import Frozen, set_field
+from otel_oracles._frozen import Frozen, FrozenValue, set_field
 from otel_oracles._lazy_log import LazyLogger
 from otel_oracles.model.contract import did_you_mean
 
@@ -153,14 +152,19 @@ class ParserRegistry:
             return None
 
 
-@dataclass(frozen=True, slots=True)
-class ParserChain:
+# A plain class, not a dataclass: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``).
+class ParserChain(FrozenValue):
     """Parsers applied in order; ``None`` from one ends the chain with no value. The
     mapping's field reader runs a chain in the compiled core (``_compile._parser``: the
     core's own parsers called directly, any other through Python); this call is the same
     for every other user of ``ParserRegistry.chain``."""
 
+    __slots__ = ("parsers",)
     parsers: tuple[Parser, ...]
+
+    def __init__(self, parsers: tuple[Parser, ...]) -> None:
+        set_field(self, "parsers", parsers)
 
     def __call__(self, value: Any, /) -> Any:
         for parse in self.parsers:
