@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import struct
+from array import array
 from pathlib import Path
 
 from otel_oracles import _native
@@ -52,12 +53,14 @@ def main() -> None:
         for worker, builder in enumerate(builders):
             mine = [i for i, o in enumerate(owner) if o == worker]
             spans += len(mine)
+            # As a worker's message names them: (slot, position) pairs (``RecordBuilder.place``).
+            refs = (array("I", [n for at in mine for n in (0, at)]).tobytes(), [])
             if args.mode == "whole":
                 batch, _ = _native.decode_proto(body, "traces")
-                builder.spans(batch, mine)
+                builder.place([batch], [None], [refs], [])
             elif args.mode == "cut":
                 batch, _ = _native.decode_proto(_native.select_proto(body, mine), "traces")
-                builder.spans(batch, list(range(len(mine))))
+                builder.place([batch], [array("I", mine).tobytes()], [refs], [])
             elif args.mode == "select":
                 _native.select_proto(body, mine)
     print(spans)

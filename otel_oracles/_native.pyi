@@ -5,15 +5,23 @@ parameter or constructor that differs from the runtime fails there. The classes 
 ``@final`` (a PyO3 class cannot be subclassed) and built by ``__new__``; parameters are
 positional-only (``/``) only where the binding declares them so."""
 
-from collections.abc import Callable, Collection, Container, Iterable, Iterator, Sequence
+from collections.abc import (
+    Callable,
+    Collection,
+    Container,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from typing import Any, Generic, Literal, TypeVar, final
 
 from opentelemetry.sdk.metrics.export import MetricsData
 from pydantic import BaseModel
 
-from otel_oracles.decode._transfer import RequestBody, WireSpan
+from otel_oracles.decode._transfer import RequestBody
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
-from otel_oracles.model.span import LogRecord, SpanRecord, Trace
+from otel_oracles.model.span import LinkRecord, LogRecord, SpanRecord, Trace
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 
 __all__ = [
@@ -168,10 +176,6 @@ class RecordBuilder:
     ``IndexError`` for a position past the batch's records."""
 
     def __new__(cls) -> RecordBuilder: ...
-    def spans(self, batch: Batch, indices: list[int]) -> list[SpanRecord]:
-        """New ``SpanRecord``s of ``batch``'s spans at ``indices``, in that order."""
-    def logs(self, batch: Batch, indices: list[int]) -> list[LogRecord]:
-        """New ``LogRecord``s of ``batch``'s log records at ``indices``, in that order."""
     def place(
         self,
         batches: list[Batch | None],
@@ -187,6 +191,51 @@ class RecordBuilder:
         whose batch is ``None`` (a body that was not sent) or a position not in its part."""
 
 # -- serve's online assembly buffer (native/python/src/online.rs) ---------------------------
+
+@final
+class WireSpan:
+    """What assembly reads of a span decoded for transfer, and where the rest is (its body
+    and position): the compact entry itself, its fields read on access. Never pickled."""
+
+    @property
+    def body(self) -> RequestBody: ...
+    @property
+    def index(self) -> int:
+        """Its position among the body's decoded spans."""
+    @property
+    def trace_id(self) -> str: ...
+    @property
+    def span_id(self) -> str: ...
+    @property
+    def parent_span_id(self) -> str:
+        """The parent's id, empty for a root."""
+    @property
+    def start_ns(self) -> int: ...
+    @property
+    def end_ns(self) -> int: ...
+    @property
+    def flags(self) -> int: ...
+    @property
+    def parent_is_remote(self) -> bool: ...
+    @property
+    def resource(self) -> Mapping[str, Any]:
+        """Its resource's ``service.name`` only."""
+    @property
+    def scope_name(self) -> str: ...
+    @property
+    def links(self) -> list[LinkRecord]:
+        """Its links without their attributes (built on each read)."""
+    @property
+    def attributes(self) -> Mapping[str, Any]:
+        """Its ``SESSION_ATTRIBUTES`` only (built on each read)."""
+
+def wire_references(
+    lists: list[Sequence[Any]], /
+) -> tuple[list[RequestBody], list[list[int]], list[tuple[bytes, list[Any]]]]:
+    """A message's span and log-record ``lists`` as references (``_processes._Records``):
+    the bodies named, first come first placed (a body's slot), with the positions named in
+    each (ascending, no repeats), and per list its (slot, position) ``u32`` pairs and the
+    records sent as themselves (slot 0xFFFFFFFF)."""
 
 @final
 class TransferSpans:

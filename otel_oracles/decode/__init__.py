@@ -7,6 +7,7 @@ See ``docs/ingest.md`` for the accepted formats and the bad-input rules.
 
 from __future__ import annotations
 
+from otel_oracles._native import WireSpan
 from otel_oracles.decode._batch import DecodedBatch, decoded_batch
 from otel_oracles.decode._compression import (
     CorruptCompression,
@@ -22,7 +23,6 @@ from otel_oracles.decode._transfer import (
     BodyKind,
     RequestBody,
     WireLog,
-    WireSpan,
     batch_for_transfer,
     body_batch,
     body_contents,

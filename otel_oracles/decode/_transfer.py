@@ -9,7 +9,8 @@ spans as ``WireSpan``s: just what assembly reads (ids, end time, the resource's
 receiving process keeps only the raw body and a compact native entry per buffered span: the
 core decodes a body for transfer to ``TransferSpans`` (``Batch.transfer_spans``), which the
 online assembler buffers without a Python object per span and turns into ``WireSpan``s when
-the trace is released.
+the trace is released (``_native.WireSpan``: the compact entry itself, its fields read on
+access).
 
 A worker is sent, per message, a part of each body its traces have spans in
 (``RequestBody.part``): a protobuf body cut down to those spans by the core
@@ -31,14 +32,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from otel_oracles.decode._batch import DecodedBatch, decoded_batch
-from otel_oracles.model.span import (
-    EMPTY,
-    NO_ITEMS,
-    REMOTE_PARENT_FLAGS,
-    LinkRecord,
-    LogRecord,
-    SpanRecord,
-)
+from otel_oracles.model.span import EMPTY, LogRecord, SpanRecord
 
 if TYPE_CHECKING:
     from otel_oracles._native import Batch
@@ -78,16 +72,16 @@ class RequestBody:
 
     def part(self, payload: bytes, positions: list[int]) -> tuple[bytes, list[int] | None]:
         """What a worker is sent for the records of this body at ``positions`` (of
-        ``payload``, this body's bytes): a cuttable body cut down to those records, with
-        the positions it holds, sorted (the cut keeps them in position order: a position's
-        place in that list is its record's in the part); any other body whole (``None``:
-        positions unchanged)."""
+        ``payload``, this body's bytes; ascending, without repeats, as
+        ``_native.wire_references`` gives them): a cuttable body cut down to those records,
+        with ``positions`` (the cut keeps them in position order: a position's place in that
+        list is its record's in the part); any other body whole (``None``: positions
+        unchanged)."""
         if not self.cuttable:
             return payload, None
         from otel_oracles._native import select_proto
 
-        ordered = sorted(set(positions))
-        return select_proto(payload, ordered), ordered
+        return select_proto(payload, positions), positions
 
     def spill(self, reader: Callable[[], bytes]) -> None:
         """Drop the bytes held in memory; ``reader`` gives them back (a durable copy must
@@ -96,69 +90,9 @@ class RequestBody:
         self._payload = None
 
 
-class WireSpan:
-    """What assembly reads of a span, and where the rest is (see the module docstring).
-    Pickled on its own it becomes the full ``SpanRecord`` (``span_in_body``)."""
-
-    __slots__ = (
-        "attributes",
-        "body",
-        "end_ns",
-        "flags",
-        "index",
-        "links",
-        "parent_span_id",
-        "resource",
-        "scope_name",
-        "span_id",
-        "start_ns",
-        "trace_id",
-    )
-
-    def __init__(
-        self,
-        body: RequestBody,
-        index: int,
-        trace_id: str,
-        span_id: str,
-        parent: str,
-        end_ns: int,
-        resource: Mapping[str, Any],
-        scope_name: str,
-        start_ns: int = 0,
-        links: list[LinkRecord] = NO_ITEMS,
-        attributes: Mapping[str, Any] = EMPTY,
-        flags: int = 0,
-    ) -> None:
-        self.body = body
-        self.index = index
-        self.trace_id = trace_id
-        self.span_id = span_id
-        self.parent_span_id = parent
-        self.end_ns = end_ns
-        self.resource = resource
-        self.scope_name = scope_name
-        # What joining runs split over traces reads (``assemble.online_join``): the start
-        # (subjects are named by their earliest trace), the links (without attributes) and
-        # only the ``SESSION_ATTRIBUTES`` of the span's attributes.
-        self.start_ns = start_ns
-        self.links = links
-        self.attributes = attributes
-        # What building the trace reads: whether a missing parent is another process's.
-        self.flags = flags
-
-    @property
-    def parent_is_remote(self) -> bool:
-        """As ``SpanRecord.parent_is_remote``."""
-        return self.flags & REMOTE_PARENT_FLAGS == REMOTE_PARENT_FLAGS
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (span_in_body, (self.body.kind, self.body.payload, self.index))
-
-
 class WireLog:
     """What assembly reads of a log record, and where the rest is (see the module
-    docstring). Pickled on its own it becomes the full ``LogRecord`` (``log_in_body``)."""
+    docstring). Never pickled: a worker is sent a reference (``_native.wire_references``)."""
 
     __slots__ = ("body", "index", "resource", "scope_name", "span_id", "time_ns", "trace_id")
 
@@ -171,9 +105,6 @@ class WireLog:
         self.time_ns = record.time_ns
         self.resource = resource
         self.scope_name = record.scope_name
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (log_in_body, (self.body.kind, self.body.payload, self.index))
 
 
 def service_only(resource: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -203,17 +134,6 @@ def body_batch(kind: BodyKind, payload: bytes) -> Batch:
         return decode_json_native(payload)
     native, _ = decode_body(payload, "logs" if kind == "proto-logs" else "traces")
     return native
-
-
-def span_in_body(kind: BodyKind, payload: bytes, index: int) -> SpanRecord:
-    """One span of a body as a full record (``WireSpan.__reduce__``; the grading workers
-    keep each body's ``body_contents`` instead of decoding it per span)."""
-    return body_contents(kind, payload)[0][index]
-
-
-def log_in_body(kind: BodyKind, payload: bytes, index: int) -> LogRecord:
-    """One log record of a body (``WireLog.__reduce__``)."""
-    return body_contents(kind, payload)[1][index]
 
 
 def batch_for_transfer(native: Batch, body: RequestBody) -> DecodedBatch:

@@ -61,14 +61,9 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING, Any
 
+from otel_oracles._native import wire_references
 from otel_oracles.assemble.online import ReadyTrace
-from otel_oracles.decode import (
-    BodyKind,
-    RequestBody,
-    WireLog,
-    WireSpan,
-    body_batch,
-)
+from otel_oracles.decode import BodyKind, RequestBody, body_batch
 from otel_oracles.session import NotGraded
 
 if TYPE_CHECKING:
@@ -97,15 +92,14 @@ whole body (a JSON body, or a protobuf body the decoder rejected a record of), s
 worker decodes it once for all the messages that need it (``_WholeBodies``), else the
 body positions it was cut to, sorted (``_U32``s): where the records referred to are in it."""
 _Records = tuple[bytes, list[Any]]
-"""A span or log-record list in a message: one (slot, position) pair of ``_U32``s a record,
+"""A span or log-record list in a message: one (slot, position) pair of native-order
+``u32``s a record (``RecordBuilder.place`` reads them; the worker runs on the same machine),
 in the list's order, naming the record by the message's part of its body (slot) and its
-position in the body; the slot ``_AS_IS`` names the list's second member's record at that
+position in the body; the slot 0xFFFFFFFF names the list's second member's record at that
 index, sent as itself (a record that is not a ``WireSpan`` or ``WireLog``)."""
 _U32 = "I"
-"""The ``array`` type code of the references: ``RecordBuilder.place`` reads native-order
-``u32``s (the worker runs on the same machine)."""
+"""The ``array`` type code of a part's positions (native-order ``u32``s, as the references)."""
 assert array(_U32).itemsize == 4
-_AS_IS = 0xFFFF_FFFF
 
 
 @dataclass
@@ -436,9 +430,6 @@ class ProcessGrading:
             self._on_crash(ready, False)
 
 
-_WIRE = (WireSpan, WireLog)
-
-
 def _message(msg: tuple[Any, ...], payload_of: Callable[[RequestBody], bytes]) -> bytes:
     """A "grade" or "fail" message as a worker is sent it, pickled: its items' records as
     references (``_Records``) into the parts of their bodies appended (``_parts``)."""
@@ -452,32 +443,13 @@ def _parts(
     """The parts (``_Part``) of the bodies the spans and log records of ``items`` live in
     (each body's bytes from ``payload_of``), a body's slot its place in that list (``None``
     when it could not be sent), and ``items`` with their span and log lists as references
-    to them (``_Records``): one pass over the records, the rest in C."""
-    slots: dict[int, int] = {}
-    bodies: list[RequestBody] = []
-    positions: list[list[int]] = []
-    sent: list[tuple[Any, ...]] = []
-    for token, trace_id, spans, logs, reason, members in items:
-        lists: list[_Records] = []
-        for records in (spans, logs):
-            refs: list[int] = []
-            objects: list[Any] = []
-            for record in records:
-                if type(record) in _WIRE:
-                    body_id = record.body.id
-                    slot = slots.get(body_id)
-                    if slot is None:
-                        slot = slots[body_id] = len(bodies)
-                        bodies.append(record.body)
-                        positions.append([])
-                    index = record.index
-                    positions[slot].append(index)
-                    refs += (slot, index)
-                else:
-                    refs += (_AS_IS, len(objects))
-                    objects.append(record)
-            lists.append((array(_U32, refs).tobytes(), objects))
-        sent.append((token, trace_id, lists[0], lists[1], reason, members))
+    to them (``_Records``): made by the core in one call (``wire_references``), which
+    reads a ``WireSpan``'s body and position without a Python call."""
+    bodies, positions, lists = wire_references([x for item in items for x in item[2:4]])
+    sent = [
+        (token, trace_id, lists[2 * i], lists[2 * i + 1], reason, members)
+        for i, (token, trace_id, _, _, reason, members) in enumerate(items)
+    ]
     parts = [_part(body, at, payload_of) for body, at in zip(bodies, positions, strict=True)]
     return parts, sent
 

@@ -15,7 +15,6 @@ span never ended (so never exported), as when the process dies mid-run.
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator
 from typing import Any
 
@@ -38,6 +37,7 @@ from otel_oracles.model.contract import Contract
 from otel_oracles.model.span import SpanRecord
 from tests.support.online import ManualClock, online_assembler
 from tests.support.otlp_sink import OtlpSink
+from tests.support.transfer_reference import handed_over
 
 PROTOBUF = "application/x-protobuf"
 CALLER = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
@@ -140,14 +140,14 @@ def test_only_the_served_run_is_graded_as_whole(sent: dict[str, bytes]) -> None:
 
 def test_serves_transfer_keeps_the_flags(sent: dict[str, bytes]) -> None:
     """serve's receiving process builds the tree from WireSpans, and its grading workers
-    rebuild the records from the body (what unpickling a WireSpan does): both say the same
+    rebuild the records from the body (``handed_over``: serve's route): both say the same
     about the parent as the offline decode."""
     wire = decode(sent["served"], PROTOBUF, for_transfer=True).spans
     assert sorted(s.parent_is_remote for s in wire) == [False, False, True]
     trace = build_trace(wire[0].trace_id, list(wire))
     assert [s.span_id for s in trace.roots] == [s.span_id for s in wire if s.parent_is_remote]
     assert trace.orphans == []
-    rebuilt = pickle.loads(pickle.dumps(list(wire)))
+    rebuilt, _ = handed_over(wire)
     assert sorted(s.flags for s in rebuilt) == sorted(s.flags for s in wire)
     assert sorted(s.parent_is_remote for s in rebuilt) == [False, False, True]
 

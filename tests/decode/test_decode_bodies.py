@@ -416,9 +416,8 @@ def test_records_survive_pickling_unchanged(source: str, raw: str, canonical: st
 
 
 def test_log_records_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
-    import pickle
-
     from otel_oracles.decode import WireLog
+    from tests.support.transfer_reference import handed_over
 
     pb = (TRACES / "openai-v2" / "d_forbidden_tool.raw" / "logs-1.pb").read_bytes()
     lines = (TRACES / "openai-v2" / "d_forbidden_tool.logs.otlp.jsonl").read_bytes()
@@ -432,7 +431,7 @@ def test_log_records_decoded_for_transfer_become_the_same_records_elsewhere() ->
         assert [(r.trace_id, r.span_id, r.time_ns) for r in wire] == [
             (r.trace_id, r.span_id, r.time_ns) for r in full
         ]
-        back = pickle.loads(pickle.dumps(wire))
+        _, back = handed_over([], wire)
         assert [log_key_counted(r) for r in back] == [log_key_counted(r) for r in full], (
             content_type
         )
@@ -442,11 +441,10 @@ def test_log_records_decoded_for_transfer_become_the_same_records_elsewhere() ->
 
 def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
     """serve's receiving process decodes spans as WireSpans (ids, end time, body position);
-    unpickled they are exactly the records a full decode makes, protobuf and OTLP/JSON."""
-    import pickle
-
+    handed to a worker they are exactly the records a full decode makes, protobuf and
+    OTLP/JSON."""
     from otel_oracles.decode import WireSpan
-    from tests.support.transfer_reference import spans_for_transfer
+    from tests.support.transfer_reference import handed_over, spans_for_transfer
 
     checked = kept = 0
     for source, raw, canonical in SAME_RUN:
@@ -477,14 +475,14 @@ def test_spans_decoded_for_transfer_become_the_same_records_elsewhere() -> None:
             kept += sum(
                 bool(resource) + bool(attributes) for resource, _, _, _, attributes, _ in facts
             )
-            back = pickle.loads(pickle.dumps(wire))
+            back, _ = handed_over(wire)
             assert [span_key_counted(s) for s in back] == [span_key_counted(s) for s in full], (
                 source
             )
             checked += len(full)
             logs = decode(payload, content_type).logs
             wire_logs = decode(payload, content_type, for_transfer=True).logs
-            back_logs = pickle.loads(pickle.dumps(wire_logs))
+            _, back_logs = handed_over([], wire_logs)
             assert [log_key_counted(r) for r in back_logs] == [log_key_counted(r) for r in logs], (
                 source
             )

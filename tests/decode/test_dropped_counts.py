@@ -36,6 +36,7 @@ from otel_oracles.decode import decode, read_paths
 from otel_oracles.inprocess import sdk_traces
 from otel_oracles.model.span import SpanRecord
 from tests.support.otlp_sink import OtlpSink
+from tests.support.transfer_reference import handed_over
 
 KOOG = Path(__file__).resolve().parents[1] / "testdata" / "traces" / "koog"
 PROTOBUF = "application/x-protobuf"
@@ -140,9 +141,9 @@ def test_dropped_counts_survive_the_transfer_to_serves_grading_workers(
     limited_request: bytes,
 ) -> None:
     """serve's receiving process keeps WireSpans; a worker rebuilds the full records from
-    the body (what pickling a WireSpan does), counts included, as the offline decode."""
+    the body (``handed_over``: serve's route), counts included, as the offline decode."""
     wire = decode(limited_request, PROTOBUF, for_transfer=True).spans
-    _check_limited(pickle.loads(pickle.dumps(wire)))
+    _check_limited(handed_over(wire)[0])
     _check_limited(pickle.loads(pickle.dumps(decode(limited_request, PROTOBUF).spans)))
 
 

@@ -18,7 +18,7 @@ import pytest
 from otel_oracles import _native
 from otel_oracles.decode import RequestBody, WireSpan
 from otel_oracles.model.span import EMPTY, NO_ITEMS, EventRecord, LinkRecord, LogRecord, SpanRecord
-from tests.support.transfer_reference import spans_for_transfer
+from tests.support.transfer_reference import ExpectedWireSpan, spans_for_transfer
 
 
 def test_an_empty_batch_has_no_records_and_nothing_wrong() -> None:
@@ -49,6 +49,18 @@ def test_records_of_a_real_body_are_model_records_with_shared_empties() -> None:
     assert again[0] is not spans[0], "each call builds new records"
 
 
+def _at(
+    builder: _native.RecordBuilder, batch: _native.Batch, positions: list[int], logs: bool = False
+) -> list[Any]:
+    """The records at ``positions`` of a whole body's ``batch``, named as a worker's
+    message names them (``RecordBuilder.place``, slot 0)."""
+    refs = (array("I", [n for at in positions for n in (0, at)]).tobytes(), [])
+    spans, built_logs = builder.place(
+        [batch], [None], [] if logs else [refs], [refs] if logs else []
+    )
+    return built_logs[0] if logs else spans[0]
+
+
 def test_a_record_builder_builds_the_records_at_the_positions_asked_in_that_order() -> None:
     """What a ``serve`` grading worker builds of a body: its own traces' records only, equal
     to those ``records()`` builds of the whole body, and sharing resources across calls."""
@@ -56,21 +68,21 @@ def test_a_record_builder_builds_the_records_at_the_positions_asked_in_that_orde
     batch, _ = _native.decode_proto(body, "traces")
     every, _ = batch.records()
     builder = _native.RecordBuilder()
-    picked = builder.spans(batch, [3, 0, 3])
+    picked = _at(builder, batch, [3, 0, 3])
     assert picked == [every[3], every[0], every[3]]
     assert picked[0] is not picked[2], "each position asked gets its own record"
-    assert builder.spans(batch, [1])[0].resource is picked[0].resource, "shared across calls"
-    assert builder.spans(batch, []) == []
+    assert _at(builder, batch, [1])[0].resource is picked[0].resource, "shared across calls"
+    assert _at(builder, batch, []) == []
     with pytest.raises(IndexError, match=f"record {batch.span_count} of a batch of"):
-        builder.spans(batch, [0, batch.span_count])
+        _at(builder, batch, [0, batch.span_count])
     logs_body = TRACES / "openai-java" / "m_excess_calls.nocontent.raw" / "logs-4.pb"
     logs_batch, _ = _native.decode_proto(logs_body.read_bytes(), "logs")
     _, every_log = logs_batch.records()
     assert every_log, "the fixture holds log records"
     last = len(every_log) - 1
-    assert builder.logs(logs_batch, [last, 0]) == [every_log[last], every_log[0]]
+    assert _at(builder, logs_batch, [last, 0], logs=True) == [every_log[last], every_log[0]]
     with pytest.raises(IndexError):
-        builder.logs(batch, [0])  # a traces body has no log records
+        _at(builder, batch, [0], logs=True)  # a traces body has no log records
 
 
 def test_a_message_s_references_become_the_records_they_name() -> None:
@@ -355,7 +367,7 @@ def test_attribute_dicts_of_the_same_keys_are_filled_as_from_the_wire_list() -> 
     builder = _native.RecordBuilder()
     for _ in range(2):  # the second body's keys are other texts, equal to the first's
         batch = _native.decode_json(_body_of_attribute_lists())
-        spans = builder.spans(batch, [0, 1, 2, 3, 1, 0])
+        spans = _at(builder, batch, [0, 1, 2, 3, 1, 0])
         dicts = [span.attributes for span in spans]
         assert [list(d.items()) for d in dicts] == [
             list(expected[n].items()) for n in (0, 1, 2, 3, 1, 0)
@@ -367,7 +379,7 @@ def test_attribute_dicts_of_the_same_keys_are_filled_as_from_the_wire_list() -> 
         assert len({id(d) for d in dicts} | {id(s.events[0].attributes) for s in spans}) == 12
         dicts[0]["added"] = True  # what a record's reader may do to its own dict
         dicts[0]["c"]["added"] = True
-    assert builder.spans(batch, [0])[0].attributes == expected[0]
+    assert _at(builder, batch, [0])[0].attributes == expected[0]
 
 
 def test_decode_proto_refuses_what_is_not_that_message() -> None:
@@ -393,7 +405,7 @@ def test_records_leave_the_garbage_collector_as_they_found_it() -> None:
         gc.enable()
 
 
-def _wire(span: WireSpan) -> tuple[object, ...]:
+def _wire(span: WireSpan | ExpectedWireSpan) -> tuple[object, ...]:
     return (
         span.body, span.index, span.trace_id, span.span_id, span.parent_span_id, span.end_ns,
         span.resource, span.scope_name, span.start_ns, span.flags,

@@ -196,10 +196,10 @@ def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order(cuttab
     every_span, _ = span_batch.records()
     _, every_log = log_batch.records()
 
+    transfer = _native.decode_proto(spans_pb, "traces", True)[0].transfer_spans(spans_body)
+
     def wire(index: int) -> WireSpan:
-        s = every_span[index]
-        return WireSpan(spans_body, index, s.trace_id, s.span_id, s.parent_span_id, s.end_ns,
-                        s.resource, s.scope_name)  # fmt: skip
+        return transfer[index]  # as the receiving process releases it
 
     whole = every_span[2]
     log = WireLog(logs_body, 1, every_log[1], every_log[1].resource)
@@ -252,12 +252,11 @@ def test_a_whole_body_is_decoded_once_for_the_messages_that_need_it() -> None:
     payload = (traces / "pydantic-ai" / "a_happy.otlp.json").read_bytes()
     every_span, _ = _native.decode_json(payload).records()
     bodies = [RequestBody(payload, "json") for _ in range(3)]
+    transfers = {body.id: _native.decode_json(payload).transfer_spans(body) for body in bodies}
 
     def message(body: RequestBody, index: int) -> tuple[Any, ...]:
-        s = every_span[index]
-        span = WireSpan(body, index, s.trace_id, s.span_id, s.parent_span_id, s.end_ns,
-                        s.resource, s.scope_name)  # fmt: skip
-        items = [(index, s.trace_id, [span], [], "complete", None)]
+        span = transfers[body.id][index]
+        items = [(index, span.trace_id, [span], [], "complete", None)]
         return pickle.loads(_processes._message(("grade", items), lambda b: b.payload))  # type: ignore[no-any-return]
 
     whole = _processes._WholeBodies(kept=2)

@@ -357,6 +357,7 @@ impl Batch {
         }
         let types = builder.types;
         let info = BodyInfo {
+            id: body.getattr(pyo3::intern!(py, "id"))?.extract()?,
             body: body.clone().unbind(),
             origins,
             extras,
@@ -1142,33 +1143,6 @@ pub struct RecordBuilder {
     shared: Shared,
 }
 
-impl RecordBuilder {
-    fn build<'py, T>(
-        &mut self,
-        py: Python<'py>,
-        items: &[T],
-        indices: &[usize],
-        build: impl Fn(&mut Builder<'py>, &T) -> PyResult<Bound<'py, PyAny>>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        let shared = &mut self.shared;
-        with_gc_paused(py, || {
-            let mut builder = Builder::sharing(py, std::mem::take(shared))?;
-            let built = indices
-                .iter()
-                .map(|&index| match items.get(index) {
-                    Some(item) => build(&mut builder, item),
-                    None => Err(PyIndexError::new_err(format!(
-                        "record {index} of a batch of {}",
-                        items.len()
-                    ))),
-                })
-                .collect::<PyResult<Vec<_>>>();
-            *shared = builder.into_shared();
-            PyList::new(py, built?)
-        })
-    }
-}
-
 #[pymethods]
 impl RecordBuilder {
     #[new]
@@ -1176,26 +1150,6 @@ impl RecordBuilder {
         Self {
             shared: Shared::new(),
         }
-    }
-
-    /// New `SpanRecord`s of `batch`'s spans at `indices`, in that order.
-    fn spans<'py>(
-        &mut self,
-        py: Python<'py>,
-        batch: &Batch,
-        indices: Vec<usize>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        self.build(py, &batch.inner.spans, &indices, |b, span| b.span(span))
-    }
-
-    /// New `LogRecord`s of `batch`'s log records at `indices`, in that order.
-    fn logs<'py>(
-        &mut self,
-        py: Python<'py>,
-        batch: &Batch,
-        indices: Vec<usize>,
-    ) -> PyResult<Bound<'py, PyList>> {
-        self.build(py, &batch.inner.logs, &indices, |b, log| b.log(log))
     }
 
     /// The span lists and log-record lists of a worker's message

@@ -21,27 +21,15 @@ use otel_oracles_core::model::{self, KeyValue};
 use otel_oracles_core::online::{
     self as policy, BufferedSpan, Fingerprint, Limits, Part, Released,
 };
-use pyo3::exceptions::PyIndexError;
+use pyo3::exceptions::{PyIndexError, PyOverflowError};
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyIterator, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyIterator, PyList, PySet, PyString};
 
 use otel_oracles_core::model::hex as hex_string;
 
 use crate::batch::{hex, Builder};
-
-/// `otel_oracles.decode._transfer.WireSpan`, imported on first use (only `serve`'s receiving
-/// process needs it).
-static WIRE_SPAN: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-
-fn wire_span_class(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
-    Ok(WIRE_SPAN
-        .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-            let module = PyModule::import(py, "otel_oracles.decode._transfer")?;
-            Ok(module.getattr("WireSpan")?.unbind())
-        })?
-        .bind(py))
-}
 
 /// What is kept of one span decoded for transfer: everything a `WireSpan` holds except what
 /// its body shares ([`BodyInfo`]).
@@ -78,6 +66,8 @@ pub struct Extra {
 pub struct BodyInfo {
     /// The `decode._transfer.RequestBody` (payload, kind, id).
     pub body: Py<PyAny>,
+    /// Its `id` (what a worker's message names its part by: `wire_references`).
+    pub id: u64,
     /// Per (resource, scope): the `service.name` dict (`_transfer.service_only`) and the
     /// scope name.
     pub origins: Vec<(Py<PyAny>, Py<PyAny>)>,
@@ -89,48 +79,244 @@ pub struct BodyInfo {
 }
 
 impl BodyInfo {
-    /// The `WireSpan` of one of this body's spans.
+    /// The `WireSpan` of one of this body's spans (`trace_id`: its hex, shared by the
+    /// spans of a trace released together).
     fn wire_span<'py>(
-        &self,
+        self: &Arc<Self>,
         py: Python<'py>,
         facts: &SpanFacts,
         trace_id: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let (service, scope) = self
-            .origins
-            .get(facts.origin as usize)
-            .ok_or_else(|| PyIndexError::new_err("span origin out of range"))?;
-        let (links, attributes) = match self.extras.get(facts.extra as usize) {
-            Some(extra) => {
-                let mut builder = Builder::new(py)?;
-                (
-                    builder.bare_links(&extra.links)?,
-                    builder.session_attributes(&extra.session)?,
-                )
-            }
-            None => (self.no_items.bind(py).clone(), self.empty.bind(py).clone()),
-        };
-        let parent = match &facts.parent {
-            Some(id) => hex(py, id),
-            None => PyString::new(py, ""),
-        };
-        let args: [Bound<'py, PyAny>; 12] = [
-            self.body.bind(py).clone(),
-            facts.index.into_pyobject(py)?.into_any(),
-            trace_id.clone().into_any(),
-            hex(py, &facts.span_id).into_any(),
-            parent.into_any(),
-            facts.end_ns.into_pyobject(py)?.into_any(),
-            service.bind(py).clone(),
-            scope.bind(py).clone(),
-            facts.start_ns.into_pyobject(py)?.into_any(),
-            links,
-            attributes,
-            facts.flags.into_pyobject(py)?.into_any(),
-        ];
-        wire_span_class(py)?.call1(PyTuple::new(py, args)?)
+        if self.origins.get(facts.origin as usize).is_none() {
+            return Err(PyIndexError::new_err("span origin out of range"));
+        }
+        Ok(Bound::new(
+            py,
+            WireSpan {
+                body: Arc::clone(self),
+                facts: *facts,
+                trace_id: trace_id.clone().unbind(),
+            },
+        )?
+        .into_any())
     }
 }
+
+/// What assembly reads of a span decoded for transfer, and where the rest is: the span's
+/// compact entry and its body's shared part, read as attributes on access. Why native: the
+/// receiving process makes one for every span it releases, and a Python object with its
+/// twelve fields built up front (ids as hex, times as ints, links and session attributes as
+/// Python objects) was the most per-span Python left there, while the joiner reads only the
+/// links, session attributes and start, and the hand-off only the body and the position
+/// (`wire_references`, in the core). Never pickled: a worker is sent references
+/// (`_processes._parts`).
+#[pyclass(module = "otel_oracles._native", name = "WireSpan", frozen)]
+pub struct WireSpan {
+    body: Arc<BodyInfo>,
+    facts: SpanFacts,
+    trace_id: Py<PyString>,
+}
+
+impl WireSpan {
+    fn origin(&self) -> PyResult<&(Py<PyAny>, Py<PyAny>)> {
+        self.body
+            .origins
+            .get(self.facts.origin as usize)
+            .ok_or_else(|| PyIndexError::new_err("span origin out of range"))
+    }
+}
+
+#[pymethods]
+impl WireSpan {
+    /// The `RequestBody` the span was decoded from.
+    #[getter]
+    fn body<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        self.body.body.bind(py).clone()
+    }
+
+    /// Its position among the body's decoded spans.
+    #[getter]
+    fn index(&self) -> u32 {
+        self.facts.index
+    }
+
+    #[getter]
+    fn trace_id<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        self.trace_id.bind(py).clone()
+    }
+
+    #[getter]
+    fn span_id<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        hex(py, &self.facts.span_id)
+    }
+
+    /// The parent's id, "" for a root.
+    #[getter]
+    fn parent_span_id<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        match &self.facts.parent {
+            Some(id) => hex(py, id),
+            None => PyString::new(py, ""),
+        }
+    }
+
+    #[getter]
+    fn start_ns(&self) -> u64 {
+        self.facts.start_ns
+    }
+
+    #[getter]
+    fn end_ns(&self) -> u64 {
+        self.facts.end_ns
+    }
+
+    #[getter]
+    fn flags(&self) -> u32 {
+        self.facts.flags
+    }
+
+    /// As `SpanRecord.parent_is_remote`.
+    #[getter]
+    fn parent_is_remote(&self) -> bool {
+        self.facts.flags & REMOTE_PARENT_FLAGS == REMOTE_PARENT_FLAGS
+    }
+
+    /// Its resource's `service.name` only (`_transfer.service_only`), one dict a resource.
+    #[getter]
+    fn resource<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.origin()?.0.bind(py).clone())
+    }
+
+    #[getter]
+    fn scope_name<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.origin()?.1.bind(py).clone())
+    }
+
+    /// Its links without their attributes (`NO_ITEMS` when none), built on each read.
+    #[getter]
+    fn links<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self.body.extras.get(self.facts.extra as usize) {
+            Some(extra) => Builder::new(py)?.bare_links(&extra.links),
+            None => Ok(self.body.no_items.bind(py).clone()),
+        }
+    }
+
+    /// Its `SESSION_ATTRIBUTES` only (`EMPTY` when none), built on each read.
+    #[getter]
+    fn attributes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match self.body.extras.get(self.facts.extra as usize) {
+            Some(extra) => Builder::new(py)?.session_attributes(&extra.session),
+            None => Ok(self.body.empty.bind(py).clone()),
+        }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "WireSpan(body={}, index={}, trace_id={}, span_id={})",
+            self.body.id,
+            self.facts.index,
+            self.trace_id.bind(py),
+            hex_string(&self.facts.span_id)
+        )
+    }
+}
+
+/// `SpanRecord.flags` bits saying the parent's context was propagated from another process
+/// (`model.span.REMOTE_PARENT_FLAGS`: has-is-remote and is-remote).
+const REMOTE_PARENT_FLAGS: u32 = 0x300;
+
+/// `otel_oracles.decode._transfer.WireLog`, imported on first use.
+static WIRE_LOG: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// A span or log-record list of a message to a grading worker as references into the
+/// parts of their bodies (`_processes._Records`): for each list of `lists`, one
+/// (slot, position) pair of native-order `u32`s a record, in the list's order, and the
+/// records sent as themselves (slot `0xFFFFFFFF`, position = index in that list: any record
+/// that is not a `WireSpan` or `WireLog`). A slot is the body's place in the returned
+/// bodies, first come first placed; with each body, the positions named in it, ascending,
+/// without repeats. One call a message: the receiving process's hand-off runs no Python per
+/// record (a `WireLog`'s body and index are read as attributes).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn wire_references<'py>(
+    py: Python<'py>,
+    lists: Vec<Bound<'py, PyAny>>,
+) -> PyResult<(
+    Bound<'py, PyList>,
+    Vec<Vec<u32>>,
+    Vec<(Bound<'py, PyBytes>, Bound<'py, PyList>)>,
+)> {
+    let wire_log = WIRE_LOG
+        .get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+            let module = PyModule::import(py, "otel_oracles.decode._transfer")?;
+            Ok(module.getattr("WireLog")?.unbind())
+        })?
+        .bind(py);
+    let mut slots: FastMap<u64, u32> = FastMap::new();
+    let bodies = PyList::empty(py);
+    let mut positions: Vec<Vec<u32>> = Vec::new();
+    let mut out = Vec::with_capacity(lists.len());
+    let mut slot_of = |id: u64, body: &Bound<'py, PyAny>| -> PyResult<u32> {
+        if let Some(&slot) = slots.get(&id) {
+            return Ok(slot);
+        }
+        let slot = u32::try_from(positions.len())
+            .ok()
+            .filter(|&slot| slot != AS_IS)
+            .ok_or_else(|| PyOverflowError::new_err("too many bodies in one message"))?;
+        slots.insert(id, slot);
+        bodies.append(body)?;
+        positions.push(Vec::new());
+        Ok(slot)
+    };
+    let mut named: Vec<(u32, u32)> = Vec::new();
+    for records in lists {
+        let mut refs: Vec<u32> = Vec::new();
+        let objects = PyList::empty(py);
+        for record in records.try_iter()? {
+            let record = record?;
+            let (slot, index) = if let Ok(span) = record.cast::<WireSpan>() {
+                let span = span.get();
+                (
+                    slot_of(span.body.id, span.body.body.bind(py))?,
+                    span.facts.index,
+                )
+            } else if record.get_type().is(wire_log) {
+                let body = record.getattr(intern!(py, "body"))?;
+                let id: u64 = body.getattr(intern!(py, "id"))?.extract()?;
+                (
+                    slot_of(id, &body)?,
+                    record.getattr(intern!(py, "index"))?.extract()?,
+                )
+            } else {
+                let at = u32::try_from(objects.len())
+                    .map_err(|_| PyOverflowError::new_err("too many records in one list"))?;
+                objects.append(record)?;
+                refs.extend([AS_IS, at]);
+                continue;
+            };
+            named.push((slot, index));
+            refs.extend([slot, index]);
+        }
+        let bytes = PyBytes::new_with(py, refs.len() * 4, |buf| {
+            for (chunk, value) in buf.chunks_exact_mut(4).zip(&refs) {
+                chunk.copy_from_slice(&value.to_ne_bytes());
+            }
+            Ok(())
+        })?;
+        out.push((bytes, objects));
+    }
+    for (slot, index) in named {
+        positions[slot as usize].push(index);
+    }
+    for at in &mut positions {
+        at.sort_unstable();
+        at.dedup();
+    }
+    Ok((bodies, positions, out))
+}
+
+/// The slot of a record sent as itself (`_processes._AS_IS`).
+const AS_IS: u32 = u32::MAX;
 
 /// The spans of one request body decoded for transfer (`Batch.transfer_spans`): a sequence
 /// of `WireSpan`s built on access, and what `OnlineBuffer.offer` buffers without them.
@@ -176,20 +362,6 @@ impl TransferSpans {
             .map(|facts| self.wire_span(py, facts))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)?.try_iter()
-    }
-
-    /// Pickled, it is the list of its `WireSpan`s (each of which pickles as its full record).
-    fn __reduce__<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyList>,))> {
-        let items = self
-            .spans
-            .iter()
-            .map(|facts| self.wire_span(py, facts))
-            .collect::<PyResult<Vec<_>>>()?;
-        let list_type = py.get_type::<PyList>().into_any();
-        Ok((list_type, (PyList::new(py, items)?,)))
     }
 
     /// Drop the spans the grader emitted itself; how many. `marked` (the grader's scope or
@@ -557,5 +729,7 @@ impl OnlineBuffer {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TransferSpans>()?;
+    m.add_class::<WireSpan>()?;
+    m.add_function(wrap_pyfunction!(wire_references, m)?)?;
     m.add_class::<OnlineBuffer>()
 }
