@@ -4,6 +4,7 @@ one thread, a killed worker is counted and replaced, SIGTERM still drains everyt
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pickle
@@ -229,6 +230,9 @@ def test_a_worker_builds_the_records_of_the_positions_it_is_sent_in_order(cuttab
         (1, "t1", "complete", None),
     ]
     assert type(items[0][2][0]) is WireSpan, "the parent keeps its stand-ins"
+    with pytest.raises(TypeError):  # a stand-in travels as a reference, never as itself
+        pickle.dumps(items[0][2][0])
+    assert not gc.is_tracked(items[0][2][0]), "the collector never scans a stand-in"
 
     def spilled(body: RequestBody) -> bytes:
         if body is logs_body:

@@ -2,7 +2,10 @@
 
 use otel_oracles_core::otlp_proto::{self, Signal};
 use otel_oracles_core::otlp_select;
-use pyo3::exceptions::{PyIndexError, PyValueError};
+use std::mem::MaybeUninit;
+
+use pyo3::exceptions::{PyIndexError, PyOverflowError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -70,10 +73,25 @@ fn select_proto<'py>(
             positions[cut.found]
         )));
     }
-    PyBytes::new_with(py, cut.len(), |buf| {
-        py.detach(|| cut.write(buf));
-        Ok(())
-    })
+    let len = cut.len();
+    let size = ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| PyOverflowError::new_err("a cut body over isize::MAX bytes"))?;
+    // SAFETY: a null source makes CPython allocate the object's `len` bytes (and the
+    // terminating NUL) without initialising them; nothing else holds the object until it
+    // is returned, and `write_uninit` writes every one of those bytes or panics.
+    unsafe {
+        let bytes = Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyBytes_FromStringAndSize(std::ptr::null(), size),
+        )?
+        .cast_into_unchecked::<PyBytes>();
+        let buf = std::slice::from_raw_parts_mut(
+            ffi::PyBytes_AsString(bytes.as_ptr()).cast::<MaybeUninit<u8>>(),
+            len,
+        );
+        py.detach(|| cut.write_uninit(buf));
+        Ok(bytes)
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
