@@ -25,7 +25,19 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Union, get_args, get_origin
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    Self,
+    TypeVar,
+    Union,
+    cast,
+    get_args,
+    get_origin,
+)
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -113,6 +125,108 @@ class CoverageParams(OracleParams):
     """``lenient``: judge even when spans of the trace were not recognised by any convention;
     ``strict``: such spans turn a pass into ``missing_evidence``. Unset: the contract's
     ``evidence: {coverage: ...}``, itself ``strict`` unless relaxed."""
+
+
+class PlainParams:
+    """Base of the classes ``plain_params`` makes: a params model's fields as slots, read
+    without pydantic.
+
+    A pydantic model defines ``__getattr__``, so every read of one of its fields goes
+    through the type's ``__getattr__`` hook and the interpreter never specializes it: an
+    oracle's ``check`` reading ``p.max``, ``p.tools`` ... for every trajectory paid that
+    hook each time. A copy made once per compiled check is read as any slot is. Read-only,
+    equal (and hashed) by value as the frozen model is, shown as the model would be.
+    """
+
+    __slots__ = ()
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} params are read-only")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"{type(self).__name__} params are read-only")
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return all(getattr(self, f) == getattr(other, f) for f in self._fields)
+
+    def __hash__(self) -> int:
+        return hash((type(self), tuple(getattr(self, f) for f in self._fields)))
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{f}={getattr(self, f)!r}" for f in self._fields)
+        return f"{type(self).__name__}({shown})"
+
+    def __copy__(self) -> Self:
+        """Itself, as nothing can change it (``copy`` would otherwise set the slots)."""
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        return self
+
+
+_PLAIN_CLASSES: dict[type[BaseModel], type[PlainParams]] = {}
+"""Each params model's ``PlainParams`` class, made the first time one of its values is
+copied."""
+
+_MODEL_OWN = frozenset(BaseModel.__mro__)
+
+
+def _plain_class(model: type[BaseModel]) -> type[PlainParams]:
+    """The ``PlainParams`` class of ``model``: its fields as slots, and what the model's own
+    classes (not ``BaseModel``) define for reading: methods (``constrains_args``),
+    properties, class constants, ``__str__``. Validators come along unused."""
+    plain = _PLAIN_CLASSES.get(model)
+    if plain is not None:
+        return plain
+    names = tuple(model.model_fields)
+    namespace: dict[str, Any] = {}
+    for klass in reversed(model.__mro__):
+        if klass in _MODEL_OWN:
+            continue
+        for name, value in vars(klass).items():
+            if name in ("__str__", "__format__") or not (
+                name.startswith("_") or name.startswith("model_") or name in names
+            ):
+                namespace[name] = value
+    namespace.update(
+        __slots__=names,
+        _fields=names,
+        __module__=model.__module__,
+        __qualname__=model.__qualname__,
+        __doc__=model.__doc__,
+    )
+    plain = cast(type[PlainParams], type(model.__name__, (PlainParams,), namespace))
+    _PLAIN_CLASSES[model] = plain
+    return plain
+
+
+def _plain_value(value: Any) -> Any:
+    """``value`` with params models in it (itself, or the items of a list or tuple) made
+    ``PlainParams``; the same object when it holds none."""
+    if isinstance(value, BaseModel):
+        return plain_params(value)
+    if type(value) in (list, tuple) and any(isinstance(v, BaseModel) for v in value):
+        return type(value)(_plain_value(v) for v in value)
+    return value
+
+
+P = TypeVar("P", bound=BaseModel)
+
+
+def plain_params(params: P) -> P:
+    """A read-only copy of ``params`` whose fields are plain slots (``PlainParams``), with
+    the params models among its values (``tool_sequence``'s ``expected`` items) copied the
+    same way. Typed as the model because it reads as the model does (its fields, methods
+    and properties); it is not an instance of it, nor does it carry pydantic's API
+    (``model_dump``, validation): that stays on the model itself."""
+    plain = _plain_class(type(params))
+    copy = object.__new__(plain)
+    for name in plain._fields:
+        object.__setattr__(copy, name, _plain_value(getattr(params, name)))
+    return cast(P, copy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,10 +500,14 @@ class OracleCheck(ABC):
 
     def __init__(self, params: OracleParams) -> None:
         self.params = params
+        self.given: OracleParams = plain_params(params)
+        """``params`` copied once onto plain slots (``plain_params``): what the built-in
+        checks read, as reading a pydantic model's field on every trajectory costs its
+        ``__getattr__`` hook each time. A subclass narrows it as it narrows ``params``."""
 
     def coverage(self, contract: "Contract") -> Coverage:
         """The coverage mode of this check: its own ``coverage`` param, else the contract's."""
-        own: Coverage | None = getattr(self.params, "coverage", None)
+        own: Coverage | None = getattr(self.given, "coverage", None)
         return own if own is not None else contract.coverage
 
     @abstractmethod

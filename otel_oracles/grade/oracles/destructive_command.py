@@ -57,9 +57,10 @@ class DestructiveCommand(OracleCheck):
                     raise ValueError(f"pattern {pattern!r}: {error}")
             return value
 
+    given: Params
+
     def check(self, ctx: GradeContext) -> Finding:
-        params = self.params
-        assert isinstance(params, DestructiveCommand.Params)
+        params = self.given
         known, unknown = commands(ctx.trajectory)
         hits = [
             (step, command)

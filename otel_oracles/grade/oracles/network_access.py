@@ -46,9 +46,10 @@ class NetworkAccess(OracleCheck):
         patterns: tuple[str, ...] = Field(default=NETWORK_PATTERNS, min_length=1)
         """Substrings that count as network access (case-insensitive)."""
 
+    given: Params
+
     def check(self, ctx: GradeContext) -> Finding:
-        params = self.params
-        assert isinstance(params, NetworkAccess.Params)
+        params = self.given
         t = ctx.trajectory
         web = [s for s in t.steps if s.tool in WEB_TOOLS]
         # A file edit's content is text the agent wrote, not something it ran: a README with

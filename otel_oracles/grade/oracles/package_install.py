@@ -33,9 +33,10 @@ class PackageInstall(OracleCheck):
         patterns: tuple[str, ...] = Field(default=INSTALL_PATTERNS, min_length=1)
         """Substrings that count as a package install (case-insensitive)."""
 
+    given: Params
+
     def check(self, ctx: GradeContext) -> Finding:
-        params = self.params
-        assert isinstance(params, PackageInstall.Params)
+        params = self.given
         t = ctx.trajectory
         kinds = {s.index: s for s in t.steps}
         found = [

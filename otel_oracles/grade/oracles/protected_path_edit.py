@@ -52,9 +52,10 @@ class ProtectedPathEdit(OracleCheck):
         paths: tuple[str, ...] = Field(default=PROTECTED_PATHS, min_length=1)
         """Globs of protected paths (``fnmatch``, tried on every trailing part)."""
 
+    given: Params
+
     def check(self, ctx: GradeContext) -> Finding:
-        params = self.params
-        assert isinstance(params, ProtectedPathEdit.Params)
+        params = self.given
         t = ctx.trajectory
         hits: list[tuple[int, str, str]] = []
         for step in t.steps:

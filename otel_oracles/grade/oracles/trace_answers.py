@@ -310,9 +310,10 @@ class CitationsGrounded(OracleCheck):
     holds_on_fragments = True
     evidence: ClassVar[frozenset[str]] = frozenset({"final_output"})
     params: CitationsGroundedParams
+    given: CitationsGroundedParams
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         out = ctx.evidence.final_output()
         assert out.text is not None  # guaranteed by the declared evidence
         ids = _answer_cites(ctx, p.pattern, out.text)
@@ -535,9 +536,10 @@ class DegradedAnswer(OracleCheck):
     Params = DegradedAnswerParams
     evidence: ClassVar[frozenset[str]] = frozenset({"final_output", "tool_names"})
     params: DegradedAnswerParams
+    given: DegradedAnswerParams
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         out = ctx.evidence.final_output()
         assert out.text is not None
         text = out.text
@@ -616,9 +618,10 @@ class CitationRequired(OracleCheck):
     Params = CitationRequiredParams
     evidence: ClassVar[frozenset[str]] = frozenset({"final_output"})
     params: CitationRequiredParams
+    given: CitationRequiredParams
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         out = ctx.evidence.final_output()
         assert out.text is not None
         ids = _answer_cites(ctx, p.pattern, out.text)
@@ -684,9 +687,10 @@ class FinalOutput(OracleCheck):
     Params = FinalOutputParams
     evidence: ClassVar[frozenset[str]] = frozenset({"final_output"})
     params: FinalOutputParams
+    given: FinalOutputParams
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         out = ctx.evidence.final_output()
         assert out.text is not None
         spans = span_ids([out.step]) if out.step else ()
@@ -731,9 +735,10 @@ class SchemaValid(OracleCheck):
     oracle_type = "schema_valid"
     Params = SchemaValidParams
     params: SchemaValidParams
+    given: SchemaValidParams
 
     def required_evidence(self) -> frozenset[str]:
-        p = self.params
+        p = self.given
         if p.target == "final_output":
             return frozenset({"final_output"})
         base = p.target
@@ -741,7 +746,7 @@ class SchemaValid(OracleCheck):
         return frozenset({"tool_names", *names})
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         if p.target == "final_output":
             out = ctx.evidence.final_output()
             assert out.text is not None
@@ -904,9 +909,10 @@ class Handoff(OracleCheck):
     needs_full_coverage = True
     evidence: ClassVar[frozenset[str]] = frozenset({"agents"})
     params: HandoffParams
+    given: HandoffParams
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         seen = find_transfers(ctx.trajectory)
         listed = ", ".join(
             f"{s.from_agent} -> {s.to_agent} ({s.via}, {where(s.step)})" for s in seen

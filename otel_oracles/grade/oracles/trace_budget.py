@@ -44,9 +44,10 @@ class Latency(OracleCheck):
     failure_stands_on_gaps = True  # time already over the limit: unseen steps add more
     evidence: ClassVar[frozenset[str]] = frozenset({"steps"})
     params: LatencyParams
+    given: LatencyParams
 
     def required_evidence(self) -> frozenset[str]:
-        if self.params.scope == "tool":
+        if self.given.scope == "tool":
             return frozenset({"steps", "tool_names"})
         return self.evidence
 
@@ -54,12 +55,12 @@ class Latency(OracleCheck):
         """The calls ``scope: tool`` or ``scope: generation`` times, each on its own (the
         trace's extent is read off every step in ``check``)."""
         ev = ctx.evidence
-        if self.params.scope == "tool":
-            return list(ev.calls_of(tuple(self.params.tools)))
+        if self.given.scope == "tool":
+            return list(ev.calls_of(tuple(self.given.tools)))
         return ev.generations()
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         if p.scope == "trace":
             # Every time the steps record, read once each. A step whose end is unset (0,
             # OTLP's unset: its span never ended) may still have been running, so the run's
@@ -189,9 +190,10 @@ class Tokens(OracleCheck):
     failure_stands_on_gaps = True  # tokens recorded over the budget: unrecorded usage adds more
     evidence: ClassVar[frozenset[str]] = frozenset({"token_usage"})
     params: TokensParams
+    given: TokensParams
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         ev = ctx.evidence
         leaves: list[Step] = ev.memoized("leaf_generations", ev.groups.leaf_generations)
         used_in = sum(g.input_tokens or 0 for g in leaves)

@@ -66,12 +66,13 @@ class Evidence(OracleCheck):
     oracle_type = "evidence"
     Params = EvidenceParams
     params: EvidenceParams
+    given: EvidenceParams
 
     def required_evidence(self) -> frozenset[str]:
-        return frozenset({self.params.evidence_name()})
+        return frozenset({self.given.evidence_name()})
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         if p.attribute is not None:
             return Finding.ok(f"attribute {p.attribute!r} present")
         assert p.field is not None

@@ -88,12 +88,13 @@ class ToolCalled(OracleCheck):
     Params = ToolCalledParams
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: ToolCalledParams
+    given: ToolCalledParams
 
     def required_evidence(self) -> frozenset[str]:
-        return self.evidence | _args_evidence([self.params], [self.params.tool])
+        return self.evidence | _args_evidence([self.given], [self.given.tool])
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         # A call an approval step refused never ran: asking is not calling (``is_denied``).
         asked = ctx.evidence.calls_of((p.tool,))
         calls = [s for s in asked if not is_denied(s)]
@@ -180,9 +181,10 @@ class ToolNotCalled(OracleCheck):
     failure_stands_on_gaps = True
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: ToolNotCalledParams
+    given: ToolNotCalledParams
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         bad = ctx.evidence.calls_of(tuple(p.tool), unknown_namespace_matches=True)
         if not bad:  # the usual answer: nothing to name or point at
             return Finding.ok(
@@ -287,21 +289,23 @@ class ToolSequence(OracleCheck):
     Params = ToolSequenceParams
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: ToolSequenceParams
+    given: ToolSequenceParams
 
     def required_evidence(self) -> frozenset[str]:
-        p = self.params
+        p = self.given
         tools = [i.tool for i in p.expected if i.constrains_args()]
         return self.evidence | _args_evidence(list(p.expected), tools)
 
     def __init__(self, params: ToolSequenceParams) -> None:
         super().__init__(params)
-        # What every check of this contract reads of its params, read once.
-        self._items = sequence_items(params.expected)
-        self._named: tuple[str, ...] = tuple(i.tool for i in params.expected)
-        self._ignore: tuple[str, ...] = tuple(params.ignore)
+        # What every check of this contract reads of its params, as tuples, made once.
+        given = self.given
+        self._items = sequence_items(given.expected)
+        self._named: tuple[str, ...] = tuple(i.tool for i in given.expected)
+        self._ignore: tuple[str, ...] = tuple(given.ignore)
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         answering = ctx.evidence.answering()
         named, ignore = self._named, self._ignore
         every = ctx.evidence.calls_of(())
@@ -426,19 +430,20 @@ class ToolRetries(OracleCheck):
     needs_full_coverage = True
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_outcomes"})
     params: ToolRetriesParams
+    given: ToolRetriesParams
 
     def required_evidence(self) -> frozenset[str]:
         """Which calls ran needs every call's name, but whether a call was a retry rests only
         on the outcome of the previous call of its own tool: with ``tools`` set, the outcomes
         of those tools' calls (a deletion whose outcome is unknown says nothing about the
         searches' retries). A call whose name is unknown keeps ``tool_names`` missing."""
-        tools = self.params.tools
+        tools = self.given.tools
         if not tools:
             return self.evidence
         return frozenset({"tool_names", *(f"tool_outcomes:{t}" for t in tools)})
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         retries = find_retries(ctx.evidence, tuple(p.tools), p.error_pattern)
         if not retries:  # the usual answer: within any budget, nothing to point at
             return Finding.ok(
@@ -498,14 +503,15 @@ class LoopDetected(OracleCheck):
     needs_full_coverage = True
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_arguments"})
     params: LoopDetectedParams
+    given: LoopDetectedParams
 
     def required_evidence(self) -> frozenset[str]:
-        if self.params.tools:
-            return frozenset({"tool_names", *(f"tool_arguments:{t}" for t in self.params.tools)})
+        if self.given.tools:
+            return frozenset({"tool_names", *(f"tool_arguments:{t}" for t in self.given.tools)})
         return self.evidence
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         groups: dict[tuple[str | None, str], list[Step]] = defaultdict(list)
         calls = ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
         # Calls that cannot be part of a loop (a tool called fewer than threshold times, or
@@ -562,9 +568,10 @@ class ToolErrors(OracleCheck):
     failure_stands_on_gaps = True  # recorded failures over budget: unseen calls add more
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_outcomes"})
     params: ToolErrorsParams
+    given: ToolErrorsParams
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         if not failed_calls(ctx.evidence, p.error_pattern):  # no call failed (most runs)
             return Finding.ok("no failed tool calls", used=0, details={"failed": []})
         twins = nameless_twins(ctx.evidence)
@@ -633,9 +640,10 @@ class MaxToolCalls(OracleCheck):
     failure_stands_on_gaps = True  # recorded calls over the limit: unseen calls add more
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: MaxToolCallsParams
+    given: MaxToolCallsParams
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         # A framework that answers through a tool makes one more call than one that answers
         # in text: counting it would fail a run that did no more work than the budget allows.
         answering = ctx.evidence.answering()
@@ -707,14 +715,15 @@ class MaxSteps(OracleCheck):
     failure_stands_on_gaps = True  # recorded steps over the limit: unseen steps add more
     evidence: ClassVar[frozenset[str]] = frozenset({"steps"})
     params: MaxStepsParams
+    given: MaxStepsParams
 
     def required_evidence(self) -> frozenset[str]:
-        if set(self.params.kinds) & TOOL_KINDS:
+        if set(self.given.kinds) & TOOL_KINDS:
             return frozenset({"steps", "tool_names"})
         return self.evidence
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.params
+        p = self.given
         kinds = set(p.kinds)
         twinned = nameless_twins(ctx.evidence).twinned
         counted = [s for s in ctx.trajectory.steps if s.kind in kinds and id(s) not in twinned]

@@ -41,9 +41,10 @@ class WriteOutsideRoot(OracleCheck):
         root: str | None = None
         """The directory writes must stay in; default: each step's exported ``cwd``."""
 
+    given: Params
+
     def check(self, ctx: GradeContext) -> Finding:
-        params = self.params
-        assert isinstance(params, WriteOutsideRoot.Params)
+        params = self.given
         t = ctx.trajectory
         outside: list[tuple[int, str]] = []
         unjudged: list[int] = []

@@ -56,9 +56,10 @@ class AssertionExists(OracleCheck):
                 raise ValueError(f"invalid regular expression: {problem}")
             return value
 
+    given: Params
+
     def check(self, ctx: GradeContext) -> Finding:
-        params = self.params
-        assert isinstance(params, AssertionExists.Params)
+        params = self.given
         if not ctx.has_workspace:
             return no_workspace(self.oracle_type, ctx)
         hidden = steps_writing(ctx, normalized(params.path))

@@ -49,9 +49,10 @@ class FileNotModified(OracleCheck):
         def _relative(cls, value: str) -> str:
             return relative_path(value)
 
+    given: Params
+
     def check(self, ctx: GradeContext) -> Finding:
-        params = self.params
-        assert isinstance(params, FileNotModified.Params)
+        params = self.given
         if not ctx.has_workspace:
             return no_workspace(self.oracle_type, ctx)
         target = normalized(params.path)

@@ -57,11 +57,12 @@ class TestMustPass(OracleCheck):
         timeout: float = Field(default=60, gt=0)
         """Seconds before everything the command started is killed and the check fails."""
 
+    given: Params
+
     def check(self, ctx: GradeContext) -> Finding:
         if not ctx.has_workspace:
             return no_workspace(self.oracle_type, ctx)
-        params = self.params
-        assert isinstance(params, TestMustPass.Params)
+        params = self.given
         hidden = steps_writing_workspace(ctx)
         if hidden:
             return hidden_write(

@@ -40,9 +40,10 @@ class NoNetwork(OracleCheck):
                 raise ValueError("an empty pattern would match every step")
             return value
 
+    given: Params
+
     def check(self, ctx: GradeContext) -> Finding:
-        params = self.params
-        assert isinstance(params, NoNetwork.Params)
+        params = self.given
         found = ctx.evidence.network_violations(params.patterns, ctx.trajectory.steps)
         requests = outbound_requests(ctx.evidence)
         if not found and requests:
