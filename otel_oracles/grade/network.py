@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles.grade.evidence import Evidence
-from otel_oracles.model.step import Step, StepKind
+from otel_oracles.model.step import OTHER, Step
 
 HTTP_METHOD_KEYS: tuple[str, ...] = ("http.request.method", "http.method", "method")
 """Semconv's keys, and the ``method`` tag of Micrometer's ``http.client.requests`` observation
@@ -55,7 +55,7 @@ def _find(ev: Evidence) -> list[OutboundRequest]:
     calls: list[tuple[int, int]] | None = None
     out: list[OutboundRequest] = []
     for step in t.steps:
-        if step.kind != StepKind.OTHER:
+        if step.kind != OTHER:
             continue
         method = next((step.attributes[k] for k in HTTP_METHOD_KEYS if k in step.attributes), None)
         if method is None:

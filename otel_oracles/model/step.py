@@ -78,8 +78,17 @@ TOOLISH_KINDS: frozenset[StepKind] = frozenset(
 
 FILE_EDIT = StepKind.FILE_EDIT
 """``StepKind.FILE_EDIT`` read once: on Python 3.11 each read of an enum member through its
-class costs several hundred nanoseconds, and the file edits are selected by comparing every
-step's kind (``Trajectory.file_edits``, the workspace checks), several times per trajectory."""
+class costs several hundred nanoseconds (the enum type's ``__getattr__`` hook, then
+``type.__getattribute__`` called as a method), and the file edits are selected by comparing
+every step's kind (``Trajectory.file_edits``, the workspace checks), several times per
+trajectory. The kinds below are read once for the same reason: steps are filtered by them
+in the checks' loops (``Trajectory.agents``, ``handoffs``, ``generations``, the network and
+command scans)."""
+COMMAND = StepKind.COMMAND
+GENERATION = StepKind.GENERATION
+AGENT = StepKind.AGENT
+HANDOFF = StepKind.HANDOFF
+OTHER = StepKind.OTHER
 
 
 class SpanRef(Record):
@@ -363,7 +372,7 @@ class Trajectory(Record):
         return any(p == target for _, p, _ in self.file_edits())
 
     def commands(self) -> list[str]:
-        return [s.command for s in self.steps if s.kind == StepKind.COMMAND and s.command]
+        return [s.command for s in self.steps if s.kind == COMMAND and s.command]
 
     def find_network_violations(
         self, patterns: Iterable[str] = DEFAULT_NETWORK_PATTERNS
@@ -386,13 +395,13 @@ class Trajectory(Record):
         return [s for s in self.steps if s.is_tool and (name is None or s.tool == name)]
 
     def generations(self) -> list[Step]:
-        return [s for s in self.steps if s.kind == StepKind.GENERATION]
+        return [s for s in self.steps if s.kind == GENERATION]
 
     def agents(self) -> list[Step]:
-        return [s for s in self.steps if s.kind == StepKind.AGENT]
+        return [s for s in self.steps if s.kind == AGENT]
 
     def handoffs(self) -> list[Step]:
-        return [s for s in self.steps if s.kind == StepKind.HANDOFF]
+        return [s for s in self.steps if s.kind == HANDOFF]
 
     def token_usage(self) -> tuple[int | None, int | None]:
         """(input, output) tokens summed over leaf model calls only: agent spans and wrapper

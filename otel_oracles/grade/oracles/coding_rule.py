@@ -18,7 +18,7 @@ from typing import Literal
 
 from otel_oracles._lazy_pattern import lazy_pattern
 from otel_oracles.grade.oracles.base import Finding, OracleParams
-from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.model.step import COMMAND, FILE_EDIT, Step, Trajectory
 
 Severity = Literal["low", "medium", "high", "critical"]
 SEVERITIES: tuple[Severity, ...] = ("low", "medium", "high", "critical")
@@ -53,7 +53,7 @@ def commands(t: Trajectory) -> tuple[list[tuple[Step, str]], list[Step]]:
     known: list[tuple[Step, str]] = []
     unknown: list[Step] = []
     for step in t.steps:
-        if step.kind != StepKind.COMMAND:
+        if step.kind != COMMAND:
             continue
         if step.command:
             known.append((step, step.command))
@@ -142,9 +142,9 @@ def _segment_writes(words: list[str]) -> list[str]:
 
 def written_paths(step: Step) -> list[str]:
     """Normalized paths a step writes: a file edit's path, a command's visible targets."""
-    if step.kind == StepKind.FILE_EDIT and step.path:
+    if step.kind == FILE_EDIT and step.path:
         return [step.path]
-    if step.kind == StepKind.COMMAND and step.command:
+    if step.kind == COMMAND and step.command:
         return [posixpath.normpath(p) for p in shell_written_paths(step.command)]
     return []
 

@@ -15,7 +15,7 @@ from pydantic import Field
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.oracles.coding_rule import RuleParams, commands, missing_details
 from otel_oracles.grade.registry import register_oracle
-from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS, StepKind
+from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS, FILE_EDIT
 
 INSTALL_PATTERNS: tuple[str, ...] = tuple(
     p
@@ -54,7 +54,7 @@ class NetworkAccess(OracleCheck):
         web = [s for s in t.steps if s.tool in WEB_TOOLS]
         # A file edit's content is text the agent wrote, not something it ran: a README with
         # a URL in it reaches no network. Every other step is scanned.
-        acting = [s for s in t.steps if s.kind != StepKind.FILE_EDIT]
+        acting = [s for s in t.steps if s.kind != FILE_EDIT]
         found = ctx.evidence.network_violations(params.patterns, acting)
         steps = sorted({s.index for s in web} | {v.step_index for v in found})
         if steps:

@@ -18,7 +18,7 @@ from otel_oracles.grade.oracles.coding_rule import (
 )
 from otel_oracles.grade.oracles.network_access import INSTALL_PATTERNS
 from otel_oracles.grade.registry import register_oracle
-from otel_oracles.model.step import StepKind
+from otel_oracles.model.step import COMMAND
 
 
 @register_oracle
@@ -42,7 +42,7 @@ class PackageInstall(OracleCheck):
         found = [
             v
             for v in ctx.evidence.network_violations(params.patterns, t.steps)
-            if kinds[v.step_index].kind == StepKind.COMMAND
+            if kinds[v.step_index].kind == COMMAND
         ]
         if found:
             first = found[0]

@@ -21,7 +21,7 @@ from otel_oracles.grade.oracles.coding_rule import (
     written_paths,
 )
 from otel_oracles.grade.registry import register_oracle
-from otel_oracles.model.step import StepKind
+from otel_oracles.model.step import FILE_EDIT
 
 PROTECTED_PATHS: tuple[str, ...] = (
     "tests/*", "test/*", "__tests__/*", "test_*.py", "*_test.py", "*_test.go",
@@ -70,7 +70,7 @@ class ProtectedPathEdit(OracleCheck):
                 step_indexes=tuple(sorted({i for i, _, _ in hits})),
                 details={"paths": sorted({p for _, p, _ in hits})[:50]},
             )
-        blind = [s for s in t.steps if s.kind == StepKind.FILE_EDIT and not s.path]
+        blind = [s for s in t.steps if s.kind == FILE_EDIT and not s.path]
         blind += commands(t)[1]
         if blind:
             return missing_details(blind, "path or command")

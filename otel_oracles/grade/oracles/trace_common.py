@@ -20,7 +20,7 @@ from otel_oracles._native import repeated_args_candidates as native_repeated_arg
 from otel_oracles.grade.evidence import Evidence, absent, is_placeholder
 from otel_oracles.grade.oracles.base import OracleParams
 from otel_oracles.model.defaults import new_dict
-from otel_oracles.model.step import Step, StepKind
+from otel_oracles.model.step import GENERATION, Step
 from otel_oracles.model.tool_name import first_match
 
 
@@ -525,7 +525,7 @@ def _pair_twins(ev: Evidence) -> NamelessTwins:
     # Requests no span ran by name, per requesting agent, open until its next model call.
     pending: dict[str | None, list[Step]] = {}
     for step in ev.trajectory.steps:
-        if step.kind == StepKind.GENERATION:
+        if step.kind == GENERATION:
             pending[step.agent_name] = []
         elif id(step) in unnamed:
             if step.synthesized or id(step) in paired:

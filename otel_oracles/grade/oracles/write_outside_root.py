@@ -20,7 +20,7 @@ from otel_oracles.grade.oracles.coding_rule import (
     written_paths,
 )
 from otel_oracles.grade.registry import register_oracle
-from otel_oracles.model.step import StepKind
+from otel_oracles.model.step import FILE_EDIT
 
 
 def inside(path: str, root: str) -> bool:
@@ -64,7 +64,7 @@ class WriteOutsideRoot(OracleCheck):
                 step_indexes=tuple(sorted({i for i, _ in outside})),
                 details={"paths": sorted({p for _, p in outside})[:50]},
             )
-        blind = [s for s in t.steps if s.kind == StepKind.FILE_EDIT and not s.path]
+        blind = [s for s in t.steps if s.kind == FILE_EDIT and not s.path]
         blind += commands(t)[1]
         if blind:
             return missing_details(blind, "path or command")
