@@ -45,6 +45,7 @@ __all__ = [
     "OfflineAssembler",
     "OnlineBuffer",
     "PatternSearch",
+    "ProtoRequest",
     "RecordBuilder",
     "ResultRules",
     "RuleTable",
@@ -450,11 +451,31 @@ class VerdictRecords:
         seed: int,
     ) -> VerdictRecords: ...
     def build(
-        self, results: list[Any], start: int, spans: list[Any], logs: list[Any], batch: int
+        self,
+        results: list[Any],
+        start: int,
+        spans: list[Any] | ProtoRequest,
+        logs: list[Any] | ProtoRequest,
+        batch: int,
     ) -> int:
         """Appends the records of ``results[start:]`` (verdict, trajectory) to ``spans`` and
         ``logs`` (one time stamp a verdict) and returns the index after the last verdict
-        built: the first after which either list holds ``batch`` records, else the end."""
+        built: the first after which either holds ``batch`` records, else the end. Lists get
+        the items; two ``ProtoRequest``s get the records written as OTLP protobuf (the bytes
+        ``encode_*_proto`` makes of the items)."""
+
+@final
+class ProtoRequest:
+    """A pending OTLP protobuf request of grade spans or log records that
+    ``VerdictRecords.build`` writes into (``native/python/src/encode.rs``); ``expected`` is
+    how many records a request holds, for reserving room."""
+
+    def __new__(cls, expected: int) -> ProtoRequest: ...
+    def __len__(self) -> int:
+        """Records written and not yet taken."""
+    def take(self, resource: Any, scope: Any) -> bytes:
+        """The serialized request framed with ``resource`` and ``scope`` (empty bytes
+        without records), as ``encode_*_proto`` frames an ``ItemBatch``; starts anew."""
 
 def encode_spans_proto(batch: ItemBatch[SpanItem]) -> bytes:
     """The serialized ``ExportTraceServiceRequest`` (empty bytes for an empty batch)."""

@@ -19,7 +19,10 @@ emitting in Python, a few objects and lookups per check), and hands them to its 
 ``max_export_batch_size`` before ``export`` returns; spans and log records share that one
 batching, counting and back-off path. It never touches the global providers. The package's
 sinks encode the records directly (OTLP protobuf sent by ``_transport``, OTLP/JSON lines);
-an SDK exporter a user supplies gets the SDK's objects (``_sdk_adapter``). Skipping the
+an SDK exporter a user supplies gets the SDK's objects (``_sdk_adapter``). When every sink
+is an ``OtlpSink`` (``grade --export otlp``, ``serve``), the core writes each verdict's
+records straight into the pending OTLP protobuf requests (``ProtoRequest``), the same bytes
+the encoder makes of the records, with no record object per check. Skipping the
 Tracer/Logger (per-value attribute re-validation, span processors) and the SDK objects
 matters: emission cost more than grading (docs/performance-history.md, G4).
 Metrics go through the emitter's own MeterProvider: they are aggregated, so the periodic
@@ -33,7 +36,7 @@ import logging
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Any
@@ -46,7 +49,7 @@ from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-from otel_oracles._native import VerdictRecords
+from otel_oracles._native import ProtoRequest, VerdictRecords
 from otel_oracles.emit import _names as n
 from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
 from otel_oracles.emit._explain import SHOWN_FILTER, explain, safe_identifier
@@ -55,7 +58,7 @@ from otel_oracles.emit._metrics import GraderMetrics, agent_label, generation_la
 from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
 from otel_oracles.emit._resource import grader_resource, grader_version
 from otel_oracles.emit._sdk_adapter import SdkExporterSink
-from otel_oracles.emit._sinks import RECORD_SIGNALS, SIGNAL_NOUN, RecordSignal, Sink
+from otel_oracles.emit._sinks import RECORD_SIGNALS, SIGNAL_NOUN, OtlpSink, RecordSignal, Sink
 from otel_oracles.emit.config import (
     GRADE_DURATION_BUCKETS_S,
     EmitSettings,
@@ -154,7 +157,14 @@ class OtelEmitter(Emitter):
         self._sinks: tuple[Sink, ...] = (*sinks, *(SdkExporterSink(e) for e in supplied))
         self._down_until: dict[tuple[int, RecordSignal], float] = {}
         """(id(sink), signal) -> monotonic time before which it gets no batches (it failed)."""
-        self._pending: dict[RecordSignal, list[Any]] = {signal: [] for signal in RECORD_SIGNALS}
+        self._pending: dict[RecordSignal, list[Any] | ProtoRequest]
+        """Records not yet shipped: items, or (every sink an ``OtlpSink``) the requests the
+        core writes them into, each verdict's without an item per check."""
+        if self._sinks and all(isinstance(sink, OtlpSink) for sink in self._sinks):
+            batch = self.settings.max_export_batch_size
+            self._pending = {signal: ProtoRequest(batch) for signal in RECORD_SIGNALS}
+        else:
+            self._pending = {signal: [] for signal in RECORD_SIGNALS}
         release = grader_version()
         self._scope = InstrumentationScope(n.INSTRUMENTATION_SCOPE, release)
         s = self.settings
@@ -291,10 +301,24 @@ class OtelEmitter(Emitter):
         failed gets no batches of that signal for ``retry_after_seconds`` (they are counted
         as not delivered): a dead endpoint then costs one timeout, not one per batch."""
         pending = self._pending[signal]
-        if not pending:
+        count = len(pending)
+        if not count:
             return True
-        batch = ItemBatch(list(pending), self.resource, self._scope)
-        pending.clear()
+        deliver: Callable[[Sink], bool]
+        if isinstance(pending, ProtoRequest):
+            request = pending.take(self.resource, self._scope)
+
+            def deliver(sink: Sink) -> bool:
+                assert isinstance(sink, OtlpSink)  # the only sinks of a ProtoRequest
+                return sink.send(signal, request)
+
+        else:
+            batch = ItemBatch(list(pending), self.resource, self._scope)
+            pending.clear()
+
+            def deliver(sink: Sink) -> bool:
+                return sink.export(signal, batch)
+
         what = SIGNAL_NOUN[signal]
         ok = True
         now = time.monotonic()
@@ -305,7 +329,7 @@ class OtelEmitter(Emitter):
             delivered = False
             if now >= self._down_until.get(key, 0.0):
                 try:
-                    delivered = sink.export(signal, batch)
+                    delivered = deliver(sink)
                 except Exception:
                     logger.exception("exporting %s via %s raised", what, sink.name)
                 if not delivered:
@@ -316,7 +340,7 @@ class OtelEmitter(Emitter):
                     f"{what}: export via {sink.name} to "
                     f"{self.destination or 'its destination'} failed"
                 )
-            self._count(signal, len(batch), delivered)
+            self._count(signal, count, delivered)
         return ok
 
     def _count(self, signal: RecordSignal, count: int, delivered: bool) -> None:

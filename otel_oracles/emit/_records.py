@@ -11,6 +11,9 @@ reuses its bytes. This is the emitter's one record model: the OTLP protobuf and 
 encoders write these records (reading these slots, and keeping each run's bytes in
 ``Attrs.encoded``), and an SDK exporter a user supplies gets SDK objects built from them
 (``_sdk_adapter``), so it sees what the SDK's own tracer and logger would have handed it.
+When every sink is an ``OtlpSink``, no record object is made at all: the core writes the
+records straight into the OTLP protobuf requests (``ProtoRequest``), the bytes the encoder
+would make of these records.
 
 This module imports nothing heavy: ``grade`` without an export imports it too.
 """

@@ -5,7 +5,8 @@ and says whether it was delivered; the emitter does the batching, counting and b
 all sinks and signals alike. The package's sinks encode the records with the native core
 (``otel_oracles._native``: OTLP protobuf sent by ``_transport``'s senders, OTLP/JSON lines
 in ``_otlp_json``); an SDK exporter a user supplies is wrapped by
-``_sdk_adapter.SdkExporterSink``.
+``_sdk_adapter.SdkExporterSink``. An emitter whose sinks are all ``OtlpSink``s hands them
+requests the core wrote directly (``OtlpSink.send``), not batches.
 """
 
 from __future__ import annotations
@@ -61,7 +62,12 @@ class OtlpSink(Sink):
         return signal in self._senders
 
     def export(self, signal: RecordSignal, batch: ItemBatch[Any]) -> bool:
-        return self._senders[signal].send(self._encode[signal](batch))
+        return self.send(signal, self._encode[signal](batch))
+
+    def send(self, signal: RecordSignal, request: bytes) -> bool:
+        """Deliver an encoded ``Export{Trace,Logs}ServiceRequest``: the emitter writes its
+        records straight into one (``ProtoRequest``) when every sink is an OTLP sink."""
+        return self._senders[signal].send(request)
 
     def shutdown(self) -> None:
         for sender in self._senders.values():

@@ -5,7 +5,11 @@
 //! dict and object builds and lookups per check, with an interpreter step each), and it
 //! runs for every check of every graded trace in `serve`'s workers. The records are the
 //! emitter's own (`otel_oracles.emit._records`: `Attrs`, `SpanItem`, `EventItem`, `LogItem`),
-//! so the encoders and the SDK adapter read them as before. The explanations and error types
+//! so the encoders and the SDK adapter read them as before; or, when every sink of the
+//! emitter sends OTLP protobuf, they are written straight into the pending requests
+//! (`ProtoRequest`, `encode.rs`) with no object a record: a check's shared runs are kept
+//! encoded beside their key, and a record's own values are encoded from the values the
+//! items would hold, by the encoder's own functions, so the bytes are the same. The explanations and error types
 //! are the privacy filter's (`ShownFilter`, `scrub.rs`), asked directly; what stays in Python
 //! is called from here: the oracle's own message of `full` explanations (`explain`), the
 //! label rules of the grade span (`agent_label`, `generation_labels`, the subject), the
@@ -13,16 +17,19 @@
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use otel_oracles_core::encode::proto;
+use otel_oracles_core::encode::records::{Event, LogRecord, Piece, Span};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 
+use crate::encode::{attributes, severity_number, text, ProtoRequest, Skipped};
 use crate::evidence::StepFields;
 use crate::scrub::{str_text, Judged, ShownFilter};
 use crate::slots::{Fallback, SlotClass};
@@ -150,13 +157,118 @@ struct Helpers {
     subject_label: Py<PyAny>,
 }
 
+/// `(key, value)` attributes in emission order, as the records carry them.
+type Pairs<'py> = Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>;
+
 /// One check's records: the runs every result with the same check, outcome and
-/// explanation shares (a tuple `(log runs, event runs, severity, severity text)`), the
-/// result's own attributes, and the span it points at.
+/// explanation shares, the result's own attributes, and the span it points at.
 struct Check<'py> {
-    shared: Bound<'py, PyTuple>,
-    extra: Option<Bound<'py, PyDict>>,
+    shared: Run<'py>,
+    extra: Pairs<'py>,
     pointed: Option<String>,
+}
+
+/// The form the records are built in: the emitter's items (`SpanItem`, `LogItem`, ...) for
+/// any sink, or written straight into OTLP protobuf requests (`ProtoRequest`) when every
+/// sink sends those.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    Items,
+    Proto,
+}
+
+/// A check's shared runs in the form its records are built in.
+enum Run<'py> {
+    /// `(log runs, event runs, severity, severity text)`: tuples of `Attrs` and what a
+    /// `LogItem` carries.
+    Items(Bound<'py, PyTuple>),
+    Proto(Arc<ProtoRun>),
+}
+
+/// A check's shared runs encoded for the protobuf requests, as the encoder would encode
+/// and cache its `Attrs` (`encode.rs`), with the severity the log records carry.
+struct ProtoRun {
+    /// `LogRecord.attributes` fields.
+    log: Vec<u8>,
+    /// `Span.Event.attributes` fields.
+    event: Vec<u8>,
+    severity: u32,
+    severity_text: String,
+}
+
+/// A run kept (see [`SharedRuns`]).
+enum Kept {
+    Items(Py<PyTuple>),
+    Proto(Arc<ProtoRun>),
+}
+
+impl Kept {
+    fn form(&self) -> Form {
+        match self {
+            Kept::Items(_) => Form::Items,
+            Kept::Proto(_) => Form::Proto,
+        }
+    }
+
+    fn bind<'py>(&self, py: Python<'py>) -> Run<'py> {
+        match self {
+            Kept::Items(run) => Run::Items(run.bind(py).clone()),
+            Kept::Proto(run) => Run::Proto(Arc::clone(run)),
+        }
+    }
+}
+
+/// What a check's shared runs are made of: the attributes of the log form and of the
+/// span-event form, and the log records' severity (`shared_parts`).
+struct SharedParts<'py> {
+    log: Pairs<'py>,
+    event: Pairs<'py>,
+    severity: Bound<'py, PyAny>,
+    severity_text: Bound<'py, PyAny>,
+}
+
+/// Where one call's records go.
+enum Out<'a, 'py> {
+    Items {
+        spans: &'a Bound<'py, PyList>,
+        logs: &'a Bound<'py, PyList>,
+    },
+    Proto {
+        spans: &'a mut proto::RequestWriter,
+        logs: &'a mut proto::RequestWriter,
+        /// Text of `EVALUATION_EVENT`: the log records' event name and the span events'.
+        event_name: &'a str,
+        skipped: &'a mut Skipped,
+    },
+}
+
+impl Out<'_, '_> {
+    fn form(&self) -> Form {
+        match self {
+            Out::Items { .. } => Form::Items,
+            Out::Proto { .. } => Form::Proto,
+        }
+    }
+
+    fn lens(&self) -> (usize, usize) {
+        match self {
+            Out::Items { spans, logs } => (spans.len(), logs.len()),
+            Out::Proto { spans, logs, .. } => (spans.len(), logs.len()),
+        }
+    }
+}
+
+/// A grade span's values, before they become a `SpanItem` or a protobuf span.
+struct GradeSpan<'py> {
+    trace_id: u128,
+    span_id: u64,
+    parent_id: Option<u64>,
+    name: String,
+    start: i128,
+    /// The span's own attributes (after the contract's run).
+    attrs: Pairs<'py>,
+    /// `fail: ...` when the verdict is not a pass (status ERROR), else None (UNSET).
+    status: Option<String>,
 }
 
 /// A verdict's fields the records read more than once.
@@ -280,7 +392,7 @@ impl SharedKey<String> {
 }
 
 /// Runs kept under one hash, each with its key.
-type Runs = Vec<(SharedKey<String>, Py<PyTuple>)>;
+type Runs = Vec<(SharedKey<String>, Kept)>;
 
 /// The shared runs kept, by their key's hash.
 #[derive(Default)]
@@ -412,8 +524,11 @@ pub(crate) struct VerdictRecords {
     max_shared: usize,
     /// The shared runs of both event forms, by what they are made of (see [`SharedKey`]).
     shared: Mutex<SharedRuns>,
-    /// Per (contract id, version, hash): the grade span's contract run.
+    /// Per (contract id, version, hash): the grade span's contract run (a tuple of one
+    /// `Attrs`).
     contracts: Py<PyDict>,
+    /// The same, encoded as `Span.attributes` fields (`bytes`), for the protobuf requests.
+    contract_fields: Py<PyDict>,
     /// splitmix64 state for the ids of grade spans (and of the traces they start).
     random: AtomicU64,
 }
@@ -472,6 +587,7 @@ impl VerdictRecords {
             max_shared: max_shared.max(1),
             shared: Mutex::new(SharedRuns::default()),
             contracts: PyDict::new(py).unbind(),
+            contract_fields: PyDict::new(py).unbind(),
             random: AtomicU64::new(seed),
         })
     }
@@ -479,36 +595,86 @@ impl VerdictRecords {
     /// Appends the records of `results[start:]` (pairs of a verdict and its trajectory or
     /// None) to `spans` and `logs`, each verdict's at one time stamp, and returns the index
     /// after the last verdict built: the first after which `spans` or `logs` holds at least
-    /// `batch` records (the caller ships them then), else `len(results)`.
+    /// `batch` records (the caller ships them then), else `len(results)`. `spans` and `logs`
+    /// are lists (of `SpanItem`s and `LogItem`s) or two `ProtoRequest`s, into which the
+    /// records are written as OTLP protobuf (the bytes `encode_*_proto` makes of the items).
     fn build(
         &self,
         results: &Bound<'_, PyList>,
         start: usize,
-        spans: &Bound<'_, PyList>,
-        logs: &Bound<'_, PyList>,
+        spans: &Bound<'_, PyAny>,
+        logs: &Bound<'_, PyAny>,
         batch: usize,
     ) -> PyResult<usize> {
         let py = results.py();
-        let mut labels: Option<(Bound<'_, PyAny>, Bound<'_, PyAny>)> = None;
+        if let (Ok(spans), Ok(logs)) = (spans.cast::<ProtoRequest>(), logs.cast::<ProtoRequest>()) {
+            if spans.is(logs) {
+                return Err(PyValueError::new_err(
+                    "VerdictRecords.build: spans and logs need a request each",
+                ));
+            }
+            let mut skipped = Skipped::default();
+            let event_name = text(
+                self.names.evaluation_event.bind(py).as_any(),
+                "EventItem.name",
+            )?;
+            let (mut span_writer, mut log_writer) = (spans.get().writer()?, logs.get().writer()?);
+            let at = self.build_into(
+                results,
+                start,
+                Out::Proto {
+                    spans: &mut span_writer,
+                    logs: &mut log_writer,
+                    event_name: &event_name,
+                    skipped: &mut skipped,
+                },
+                batch,
+            )?;
+            skipped.log(py)?;
+            return Ok(at);
+        }
+        let spans = spans
+            .cast::<PyList>()
+            .map_err(|_| PyValueError::new_err("VerdictRecords.build: spans: expected a list"))?;
+        let logs = logs
+            .cast::<PyList>()
+            .map_err(|_| PyValueError::new_err("VerdictRecords.build: logs: expected a list"))?;
+        self.build_into(results, start, Out::Items { spans, logs }, batch)
+    }
+}
+
+impl VerdictRecords {
+    /// `build` into `out`.
+    fn build_into<'py>(
+        &self,
+        results: &Bound<'py, PyList>,
+        start: usize,
+        mut out: Out<'_, 'py>,
+        batch: usize,
+    ) -> PyResult<usize> {
+        let py = results.py();
+        let form = out.form();
+        let mut labels: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = None;
         let total = results.len();
         let mut i = start;
         while i < total {
             let pair = results.get_item(i)?;
-            let (verdict, trajectory) = pair.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+            let (verdict, trajectory) = pair.extract::<(Bound<'py, PyAny>, Bound<'py, PyAny>)>()?;
             i += 1;
             let now = now_ns();
             let read = self.read(&verdict)?;
-            // One int object of the verdict's trace id for its grade span and every record:
-            // the encoder converts a trace id once for consecutive records holding the same
-            // object.
-            let trace = trace_value(read.trace_id.as_deref())
-                .map(|t| t.into_pyobject(py).map(Bound::into_any))
-                .transpose()?;
+            let trace = trace_value(read.trace_id.as_deref());
             let checks = if self.log_events || (self.grade_span && self.span_events) {
-                read.results
+                let mut skipped = Skipped::default();
+                let made = read
+                    .results
                     .iter()
-                    .map(|r| self.check(&read, r))
-                    .collect::<PyResult<Vec<_>>>()?
+                    .map(|r| self.check(&read, r, form, &mut skipped))
+                    .collect::<PyResult<Vec<_>>>()?;
+                if let Out::Proto { skipped: into, .. } = &mut out {
+                    into.0.extend(skipped.0);
+                }
+                made
             } else {
                 Vec::new()
             };
@@ -525,28 +691,20 @@ impl VerdictRecords {
                         found
                     }
                 };
-                let span = self.grade_span(
-                    &read,
-                    trace.as_ref(),
-                    &trajectory,
-                    &generation,
-                    now,
-                    &checks,
-                )?;
-                spans.append(span)?;
+                let span = self.grade_span(&read, trace, &trajectory, &generation, now)?;
+                self.write_span(&read, &span, now, &checks, &mut out)?;
             }
             if self.log_events {
-                self.log_records(&read, trace.as_ref(), now, &checks, logs)?;
+                self.log_records(&read, trace, now, &checks, &mut out)?;
             }
-            if spans.len() >= batch || logs.len() >= batch {
+            let (span_count, log_count) = out.lens();
+            if span_count >= batch || log_count >= batch {
                 break;
             }
         }
         Ok(i)
     }
-}
 
-impl VerdictRecords {
     /// The next of a splitmix64 sequence (seeded by the emitter from the system's random
     /// source): ids of grade spans need to be unique, not secret.
     fn next_random(&self) -> u64 {
@@ -585,7 +743,13 @@ impl VerdictRecords {
     /// from its instance `__dict__` (a pydantic model's attribute read goes through its
     /// `__getattr__` hook), the explanation is the filter's text, and the run is found by
     /// what it is made of, compared in the core.
-    fn check<'py>(&self, read: &Read<'py>, result: &Bound<'py, PyAny>) -> PyResult<Check<'py>> {
+    fn check<'py>(
+        &self,
+        read: &Read<'py>,
+        result: &Bound<'py, PyAny>,
+        form: Form,
+        skipped: &mut Skipped,
+    ) -> PyResult<Check<'py>> {
         let py = result.py();
         let f = StepFields::new(result.clone());
         let j = Judged {
@@ -626,38 +790,41 @@ impl VerdictRecords {
         };
         let key = SharedKey::of(read, &j, &parts)?;
         let found = match &key {
-            Some((hash, key)) => self.found(py, *hash, key),
+            Some((hash, key)) => self.found(py, *hash, key, form),
             None => None,
         };
         let shared = match found {
             Some(found) => found,
             None => {
-                let made = self.shared_check(read, &j, &parts)?;
+                let made = self.shared_parts(read, &j, &parts)?;
+                let kept = self.shared_run(made, form, skipped)?;
+                let run = kept.bind(py);
                 if let Some((hash, key)) = key {
-                    self.keep(hash, key.owned(), &made);
+                    self.keep(hash, key.owned(), kept);
                 }
-                made
+                run
             }
         };
         let budget = &j.budget;
         let n = &self.names;
-        let mut extra: Option<Bound<'py, PyDict>> = None;
+        let name = |name: &Py<PyString>| name.bind(py).clone().into_any();
+        let mut extra = Vec::new();
         let tolerance = layer.cast::<PyString>().is_ok_and(|s| s == "tolerance");
         if tolerance || !budget.is_none() {
-            let own = PyDict::new(py);
-            own.set_item(n.budget_used.bind(py), &j.used)?;
+            extra.push((name(&n.budget_used), j.used.clone()));
             if !budget.is_none() {
-                own.set_item(n.budget_limit.bind(py), budget)?;
+                extra.push((name(&n.budget_limit), budget.clone()));
             }
-            extra = Some(own);
         }
         let steps = j
             .steps
             .cast::<PyList>()
             .map_err(|_| PyValueError::new_err("OracleResult.step_indexes: expected a list"))?;
         if !steps.is_empty() {
-            let own = extra.get_or_insert_with(|| PyDict::new(py));
-            own.set_item(n.step_indexes.bind(py), steps.get_slice(0, self.max_list))?;
+            extra.push((
+                name(&n.step_indexes),
+                steps.get_slice(0, self.max_list).into_any(),
+            ));
         }
         let mut pointed = None;
         let span_ids = f.get(intern!(py, "span_ids"))?;
@@ -688,8 +855,10 @@ impl VerdictRecords {
                 shown.push(item);
             }
             if !shown.is_empty() {
-                let own = extra.get_or_insert_with(|| PyDict::new(py));
-                own.set_item(n.evaluated_span_ids.bind(py), PyList::new(py, shown)?)?;
+                extra.push((
+                    name(&n.evaluated_span_ids),
+                    PyList::new(py, shown)?.into_any(),
+                ));
             }
             pointed = first;
         }
@@ -700,15 +869,16 @@ impl VerdictRecords {
         })
     }
 
-    /// The runs a check's records share (see `check`), made of `parts`.
-    fn shared_check<'py>(
+    /// What the runs a check's records share (see `check`) hold, made of `parts`.
+    fn shared_parts<'py>(
         &self,
         read: &Read<'py>,
         j: &Judged<'py>,
         parts: &Shared<'_, 'py>,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<SharedParts<'py>> {
         let py = j.name.py();
         let n = &self.names;
+        let name = |name: &Py<PyString>| name.bind(py).clone().into_any();
         let outcome = &j.outcome;
         let value = outcome.getattr(intern!(py, "value"))?;
         let score = if self.passing.iter().any(|p| p.bind(py).is(outcome)) {
@@ -716,27 +886,26 @@ impl VerdictRecords {
         } else {
             0.0
         };
-        let explanation = PyString::new(py, parts.explanation);
-        let log = PyDict::new(py);
-        log.set_item(n.evaluation_name.bind(py), &j.name)?;
-        self.contract_attributes(read, &log)?;
-        log.set_item(n.oracle_type.bind(py), &j.oracle_type)?;
-        log.set_item(n.layer.bind(py), parts.layer)?;
+        let score = score.into_pyobject(py)?.into_any();
+        let explanation = PyString::new(py, parts.explanation).into_any();
+        let mut log = vec![(name(&n.evaluation_name), j.name.clone())];
+        self.contract_attributes(read, &mut log)?;
+        log.push((name(&n.oracle_type), j.oracle_type.clone()));
+        log.push((name(&n.layer), parts.layer.clone()));
         // Span events carry only the gen_ai.evaluation.* core (and error.type): the
         // contract attributes are on the span itself, and the log form carries the full set.
-        let event = PyDict::new(py);
-        event.set_item(n.evaluation_name.bind(py), &j.name)?;
-        for form in [&log, &event] {
-            form.set_item(n.score_value.bind(py), score)?;
-            form.set_item(n.score_label.bind(py), &value)?;
-            form.set_item(n.explanation.bind(py), &explanation)?;
+        let mut event = vec![(name(&n.evaluation_name), j.name.clone())];
+        for form in [&mut log, &mut event] {
+            form.push((name(&n.score_value), score.clone()));
+            form.push((name(&n.score_label), value.clone()));
+            form.push((name(&n.explanation), explanation.clone()));
         }
-        log.set_item(n.outcome.bind(py), &value)?;
-        log.set_item(n.passed.bind(py), parts.passed)?;
+        log.push((name(&n.outcome), value));
+        log.push((name(&n.passed), parts.passed.clone()));
         if let Some(error) = parts.error {
-            let error = PyString::new(py, error);
-            log.set_item(n.error_type.bind(py), &error)?;
-            event.set_item(n.error_type.bind(py), &error)?;
+            let error = PyString::new(py, error).into_any();
+            log.push((name(&n.error_type), error.clone()));
+            event.push((name(&n.error_type), error));
         }
         let (severity, severity_text) = self
             .severities
@@ -744,37 +913,79 @@ impl VerdictRecords {
             .get_item(outcome)?
             .ok_or_else(|| PyValueError::new_err("an outcome without a severity"))?
             .extract::<(Bound<'py, PyAny>, Bound<'py, PyAny>)>()?;
-        let attrs = self.helpers.attrs.bind(py);
-        let log_runs = PyTuple::new(py, [attrs.call1((log,))?])?;
-        let event_runs = PyTuple::new(py, [attrs.call1((event,))?])?;
-        PyTuple::new(
-            py,
-            [
-                log_runs.into_any(),
-                event_runs.into_any(),
-                severity,
-                severity_text,
-            ],
-        )
+        Ok(SharedParts {
+            log,
+            event,
+            severity,
+            severity_text,
+        })
     }
 
-    /// The runs kept under `key` (of hash `hash`).
+    /// The runs of `parts` in `form`: `Attrs` of each form (what the items carry), or their
+    /// protobuf fields as the encoder would write and cache them.
+    fn shared_run(
+        &self,
+        parts: SharedParts<'_>,
+        form: Form,
+        skipped: &mut Skipped,
+    ) -> PyResult<Kept> {
+        let py = parts.severity.py();
+        match form {
+            Form::Items => {
+                let attrs = self.helpers.attrs.bind(py);
+                let run = |pairs: &Pairs<'_>| -> PyResult<Bound<'_, PyTuple>> {
+                    let items = PyDict::new(py);
+                    for (key, value) in pairs {
+                        items.set_item(key, value)?;
+                    }
+                    PyTuple::new(py, [attrs.call1((items,))?])
+                };
+                Ok(Kept::Items(
+                    PyTuple::new(
+                        py,
+                        [
+                            run(&parts.log)?.into_any(),
+                            run(&parts.event)?.into_any(),
+                            parts.severity,
+                            parts.severity_text,
+                        ],
+                    )?
+                    .unbind(),
+                ))
+            }
+            Form::Proto => Ok(Kept::Proto(Arc::new(ProtoRun {
+                log: proto::attributes(
+                    proto::AttributeField::Log,
+                    &attributes(&parts.log, skipped)?,
+                ),
+                event: proto::attributes(
+                    proto::AttributeField::Event,
+                    &attributes(&parts.event, skipped)?,
+                ),
+                severity: severity_number(&parts.severity)?,
+                severity_text: text(&parts.severity_text, "LogItem.severity_text")?.into_owned(),
+            }))),
+        }
+    }
+
+    /// The runs kept under `key` (of hash `hash`) in `form`.
     fn found<'py>(
         &self,
         py: Python<'py>,
         hash: u64,
         key: &SharedKey<&str>,
-    ) -> Option<Bound<'py, PyTuple>> {
+        form: Form,
+    ) -> Option<Run<'py>> {
         let runs = self.shared.lock().ok()?;
         let kept = runs.by_hash.get(&hash)?;
         kept.iter()
-            .find(|(k, _)| k.borrowed() == *key)
-            .map(|(_, run)| run.bind(py).clone())
+            .find(|(k, run)| run.form() == form && k.borrowed() == *key)
+            .map(|(_, run)| run.bind(py))
     }
 
     /// Keeps `run` under `key`: every run is dropped first when `max_shared` are kept
     /// (explanations repeat: templates).
-    fn keep(&self, hash: u64, key: SharedKey<String>, run: &Bound<'_, PyTuple>) {
+    fn keep(&self, hash: u64, key: SharedKey<String>, run: Kept) {
         let Ok(mut runs) = self.shared.lock() else {
             return;
         };
@@ -782,22 +993,67 @@ impl VerdictRecords {
             runs.by_hash.clear();
             runs.len = 0;
         }
-        runs.by_hash
-            .entry(hash)
-            .or_default()
-            .push((key, run.clone().unbind()));
+        runs.by_hash.entry(hash).or_default().push((key, run));
         runs.len += 1;
     }
 
-    fn contract_attributes(&self, read: &Read<'_>, into: &Bound<'_, PyDict>) -> PyResult<()> {
-        let py = into.py();
+    fn contract_attributes<'py>(&self, read: &Read<'py>, into: &mut Pairs<'py>) -> PyResult<()> {
+        let py = read.verdict.py();
         let n = &self.names;
-        into.set_item(n.contract_id.bind(py), &read.contract_id)?;
-        into.set_item(n.contract_version.bind(py), &read.contract_version)?;
+        let name = |name: &Py<PyString>| name.bind(py).clone().into_any();
+        into.push((name(&n.contract_id), read.contract_id.clone()));
+        into.push((name(&n.contract_version), read.contract_version.clone()));
         if read.contract_hash.is_truthy()? {
-            into.set_item(n.contract_hash.bind(py), &read.contract_hash)?;
+            into.push((name(&n.contract_hash), read.contract_hash.clone()));
         }
         Ok(())
+    }
+
+    /// The grade span's contract run in `form` (kept per contract): a tuple of one `Attrs`,
+    /// or its `Span.attributes` fields as `bytes`.
+    fn contract_run<'py>(
+        &self,
+        read: &Read<'py>,
+        form: Form,
+        skipped: &mut Skipped,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = read.verdict.py();
+        let ckey = PyTuple::new(
+            py,
+            [
+                &read.contract_id,
+                &read.contract_version,
+                &read.contract_hash,
+            ],
+        )?;
+        let kept = match form {
+            Form::Items => self.contracts.bind(py),
+            Form::Proto => self.contract_fields.bind(py),
+        };
+        if let Some(found) = kept.get_item(&ckey)? {
+            return Ok(found);
+        }
+        let mut pairs = Vec::new();
+        self.contract_attributes(read, &mut pairs)?;
+        let made = match form {
+            Form::Items => {
+                let attrs = PyDict::new(py);
+                for (key, value) in &pairs {
+                    attrs.set_item(key, value)?;
+                }
+                PyTuple::new(py, [self.helpers.attrs.bind(py).call1((attrs,))?])?.into_any()
+            }
+            Form::Proto => PyBytes::new(
+                py,
+                &proto::attributes(proto::AttributeField::Span, &attributes(&pairs, skipped)?),
+            )
+            .into_any(),
+        };
+        if kept.len() >= self.max_shared {
+            kept.clear();
+        }
+        kept.set_item(&ckey, &made)?;
+        Ok(made)
     }
 
     /// A parent when the trace had no root span: the first span a result points at.
@@ -817,48 +1073,29 @@ impl VerdictRecords {
         Ok(None)
     }
 
-    /// `trace` is the verdict's trace id (`trace_value`) as an int, when usable.
+    /// The grade span's values; `trace` is the verdict's trace id (`trace_value`).
     fn grade_span<'py>(
         &self,
         read: &Read<'py>,
-        trace: Option<&Bound<'py, PyAny>>,
+        trace: Option<u128>,
         trajectory: &Bound<'py, PyAny>,
         generation: &Bound<'py, PyAny>,
         now: u64,
-        checks: &[Check<'py>],
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> PyResult<GradeSpan<'py>> {
         let py = trajectory.py();
         let verdict = &read.verdict;
-        let ckey = PyTuple::new(
-            py,
-            [
-                &read.contract_id,
-                &read.contract_version,
-                &read.contract_hash,
-            ],
-        )?;
-        let contracts = self.contracts.bind(py);
-        let contract = match contracts.get_item(&ckey)? {
-            Some(found) => found,
-            None => {
-                let attrs = PyDict::new(py);
-                self.contract_attributes(read, &attrs)?;
-                let made =
-                    PyTuple::new(py, [self.helpers.attrs.bind(py).call1((attrs,))?])?.into_any();
-                if contracts.len() >= self.max_shared {
-                    contracts.clear();
-                }
-                contracts.set_item(&ckey, &made)?;
-                made
-            }
-        };
         let n = &self.names;
+        let name = |name: &Py<PyString>| name.bind(py).clone().into_any();
         let counts = verdict.getattr(intern!(py, "counts"))?;
         let count = |field: &Bound<'py, PyString>| counts.getattr(field);
         let outcome = verdict.getattr(intern!(py, "verdict"))?;
-        let attrs = PyDict::new(py);
-        attrs.set_item(n.verdict.bind(py), &outcome)?;
-        attrs.set_item(n.checks.bind(py), read.results.len())?;
+        let mut attrs = vec![
+            (name(&n.verdict), outcome.clone()),
+            (
+                name(&n.checks),
+                read.results.len().into_pyobject(py)?.into_any(),
+            ),
+        ];
         let numbers = [
             (
                 count(intern!(py, "invariant_failures"))?,
@@ -872,8 +1109,8 @@ impl VerdictRecords {
             (count(intern!(py, "missing_evidence"))?, &n.missing_evidence),
             (count(intern!(py, "errors"))?, &n.errors),
         ];
-        for (value, name) in &numbers {
-            attrs.set_item(name.bind(py), value)?;
+        for (value, key) in &numbers {
+            attrs.push((name(key), value.clone()));
         }
         let agent = self
             .helpers
@@ -881,21 +1118,21 @@ impl VerdictRecords {
             .bind(py)
             .call1((verdict, trajectory))?;
         if agent.is_truthy()? {
-            attrs.set_item(n.agent_name.bind(py), agent)?;
+            attrs.push((name(&n.agent_name), agent));
         }
         let (provider, model) = generation.extract::<(Bound<'py, PyAny>, Bound<'py, PyAny>)>()?;
         if provider.is_truthy()? {
-            attrs.set_item(n.provider_name.bind(py), provider)?;
+            attrs.push((name(&n.provider_name), provider));
         }
         if model.is_truthy()? {
-            attrs.set_item(n.request_model.bind(py), model)?;
+            attrs.push((name(&n.request_model), model));
         }
         let pointed = match &read.root_span_id {
             Some(root) => Some(root.clone()),
             None => Self::any_span_id(read)?,
         };
         let (trace_id, parent_id) = match (trace, span_value(pointed.as_deref())) {
-            (Some(t), Some(s)) => (t.clone(), Some(s)),
+            (Some(t), Some(s)) => (t, Some(s)),
             _ => {
                 let subject = self
                     .helpers
@@ -903,115 +1140,239 @@ impl VerdictRecords {
                     .bind(py)
                     .call1((verdict.getattr(intern!(py, "subject"))?,))?;
                 if subject.is_truthy()? {
-                    attrs.set_item(n.subject.bind(py), subject)?;
+                    attrs.push((name(&n.subject), subject));
                 }
                 let t = (u128::from(self.next_random()) << 64) | u128::from(self.next_random());
-                (t.max(1).into_pyobject(py)?.into_any(), None)
+                (t.max(1), None)
             }
         };
         let span_id = self.next_random().max(1);
-        let end = now.into_pyobject(py)?.into_any();
-        let events = PyList::empty(py);
-        if self.span_events {
-            let name = n.evaluation_event.bind(py);
-            for check in checks {
-                events.append(self.helpers.event_item.make(
-                    py,
-                    [
-                        name.clone().into_any(),
-                        end.clone(),
-                        check.shared.get_item(1)?,
-                    ],
-                )?)?;
-            }
-        }
         let failed = !outcome.cast::<PyString>().is_ok_and(|s| s == "pass");
         let duration = verdict
             .getattr(intern!(py, "duration_ns"))?
             .extract::<i128>()?
             .max(0);
-        let name = format!(
-            "{} {}",
-            n.grade_span_prefix,
-            str_text(&read.contract_id.str()?)?
-        );
-        let (status_code, status_message) = if failed {
-            (
-                STATUS_ERROR,
-                PyString::new(py, &status_text(&outcome, &numbers)?).into_any(),
-            )
-        } else {
-            (STATUS_UNSET, py.None().into_bound(py))
-        };
-        let parent_id = match parent_id {
-            Some(id) => id.into_pyobject(py)?.into_any(),
-            None => py.None().into_bound(py),
-        };
-        self.helpers.span_item.make(
-            py,
-            [
-                trace_id,
-                span_id.into_pyobject(py)?.into_any(),
-                parent_id,
-                PyString::new(py, &name).into_any(),
-                (i128::from(now) - duration).into_pyobject(py)?.into_any(),
-                end,
-                contract,
-                attrs.into_any(),
-                events.into_any(),
-                status_code.into_pyobject(py)?.into_any(),
-                status_message,
-            ],
-        )
+        Ok(GradeSpan {
+            trace_id,
+            span_id,
+            parent_id,
+            name: format!(
+                "{} {}",
+                n.grade_span_prefix,
+                str_text(&read.contract_id.str()?)?
+            ),
+            start: i128::from(now) - duration,
+            attrs,
+            status: if failed {
+                Some(status_text(&outcome, &numbers)?)
+            } else {
+                None
+            },
+        })
     }
 
-    /// `trace` is the verdict's trace id (`trace_value`) as an int, when usable.
+    /// Writes the grade span `span` (ended `now`, an event per check) to `out`.
+    fn write_span<'py>(
+        &self,
+        read: &Read<'py>,
+        span: &GradeSpan<'py>,
+        now: u64,
+        checks: &[Check<'py>],
+        out: &mut Out<'_, 'py>,
+    ) -> PyResult<()> {
+        let py = read.verdict.py();
+        match out {
+            Out::Items { spans, .. } => {
+                let contract = self.contract_run(read, Form::Items, &mut Skipped::default())?;
+                let end = now.into_pyobject(py)?.into_any();
+                let events = PyList::empty(py);
+                if self.span_events {
+                    let name = self.names.evaluation_event.bind(py);
+                    for check in checks {
+                        let Run::Items(shared) = &check.shared else {
+                            return Err(PyValueError::new_err("a check's runs of another form"));
+                        };
+                        events.append(self.helpers.event_item.make(
+                            py,
+                            [name.clone().into_any(), end.clone(), shared.get_item(1)?],
+                        )?)?;
+                    }
+                }
+                let attrs = PyDict::new(py);
+                for (key, value) in &span.attrs {
+                    attrs.set_item(key, value)?;
+                }
+                let (status_code, status_message) = match &span.status {
+                    Some(text) => (STATUS_ERROR, PyString::new(py, text).into_any()),
+                    None => (STATUS_UNSET, py.None().into_bound(py)),
+                };
+                let parent_id = match span.parent_id {
+                    Some(id) => id.into_pyobject(py)?.into_any(),
+                    None => py.None().into_bound(py),
+                };
+                spans.append(self.helpers.span_item.make(
+                    py,
+                    [
+                        span.trace_id.into_pyobject(py)?.into_any(),
+                        span.span_id.into_pyobject(py)?.into_any(),
+                        parent_id,
+                        PyString::new(py, &span.name).into_any(),
+                        span.start.into_pyobject(py)?.into_any(),
+                        end,
+                        contract,
+                        attrs.into_any(),
+                        events.into_any(),
+                        status_code.into_pyobject(py)?.into_any(),
+                        status_message,
+                    ],
+                )?)?;
+            }
+            Out::Proto {
+                spans,
+                event_name,
+                skipped,
+                ..
+            } => {
+                let contract = self.contract_run(read, Form::Proto, skipped)?;
+                let contract = contract.cast::<PyBytes>()?;
+                let mut events = Vec::new();
+                if self.span_events {
+                    for check in checks {
+                        let Run::Proto(shared) = &check.shared else {
+                            return Err(PyValueError::new_err("a check's runs of another form"));
+                        };
+                        events.push(Event {
+                            name: event_name,
+                            time_ns: now,
+                            attributes: vec![Piece::Encoded(&shared.event)],
+                        });
+                    }
+                }
+                let mut pieces = vec![Piece::Encoded(contract.as_bytes())];
+                let own = attributes(&span.attrs, skipped)?;
+                if !span.attrs.is_empty() {
+                    pieces.push(Piece::Values(own));
+                }
+                spans.span(&Span {
+                    trace_id: span.trace_id.to_be_bytes(),
+                    span_id: span.span_id.to_be_bytes(),
+                    parent_span_id: span.parent_id.map(u64::to_be_bytes),
+                    name: &span.name,
+                    start_ns: u64::try_from(span.start).map_err(|_| {
+                        PyValueError::new_err(
+                            "SpanItem.start: expected nanoseconds since the epoch",
+                        )
+                    })?,
+                    end_ns: now,
+                    attributes: pieces,
+                    events,
+                    status_code: if span.status.is_some() {
+                        STATUS_ERROR
+                    } else {
+                        STATUS_UNSET
+                    },
+                    status_message: span.status.as_deref().unwrap_or(""),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes a log record per check to `out`; `trace` is the verdict's trace id
+    /// (`trace_value`), when usable.
     fn log_records<'py>(
         &self,
         read: &Read<'py>,
-        trace: Option<&Bound<'py, PyAny>>,
+        trace: Option<u128>,
         now: u64,
         checks: &[Check<'py>],
-        logs: &Bound<'py, PyList>,
+        out: &mut Out<'_, 'py>,
     ) -> PyResult<()> {
-        let py = logs.py();
-        let event = self.names.evaluation_event.bind(py).clone().into_any();
-        let now = now.into_pyobject(py)?.into_any();
-        let zero = 0u8.into_pyobject(py)?.into_any();
-        // The records of one verdict point at a few spans: each pair of ids made once.
-        let mut made: Vec<(Option<&str>, Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
-        for check in checks {
-            let span_id = check.pointed.as_deref().or(read.root_span_id.as_deref());
-            let at = match made.iter().position(|(s, _, _)| *s == span_id) {
-                Some(at) => at,
-                None => {
-                    let pair = match (trace, span_value(span_id)) {
-                        (Some(t), Some(s)) => (t.clone(), s.into_pyobject(py)?.into_any()),
-                        _ => (zero.clone(), zero.clone()),
+        let py = read.verdict.py();
+        match out {
+            Out::Items { logs, .. } => {
+                let event = self.names.evaluation_event.bind(py).clone().into_any();
+                // One int object of the verdict's trace id for every record: the encoder
+                // converts a trace id once for consecutive records holding the same object.
+                let trace = trace
+                    .map(|t| t.into_pyobject(py).map(Bound::into_any))
+                    .transpose()?;
+                let now = now.into_pyobject(py)?.into_any();
+                let zero = 0u8.into_pyobject(py)?.into_any();
+                // The records of one verdict point at a few spans: each pair of ids made once.
+                let mut made: Vec<(Option<&str>, Bound<'py, PyAny>, Bound<'py, PyAny>)> =
+                    Vec::new();
+                for check in checks {
+                    let span_id = check.pointed.as_deref().or(read.root_span_id.as_deref());
+                    let at = match made.iter().position(|(s, _, _)| *s == span_id) {
+                        Some(at) => at,
+                        None => {
+                            let pair = match (&trace, span_value(span_id)) {
+                                (Some(t), Some(s)) => (t.clone(), s.into_pyobject(py)?.into_any()),
+                                _ => (zero.clone(), zero.clone()),
+                            };
+                            made.push((span_id, pair.0, pair.1));
+                            made.len() - 1
+                        }
                     };
-                    made.push((span_id, pair.0, pair.1));
-                    made.len() - 1
+                    let (_, trace, span) = &made[at];
+                    let Run::Items(shared) = &check.shared else {
+                        return Err(PyValueError::new_err("a check's runs of another form"));
+                    };
+                    let extra = if check.extra.is_empty() {
+                        py.None().into_bound(py)
+                    } else {
+                        let own = PyDict::new(py);
+                        for (key, value) in &check.extra {
+                            own.set_item(key, value)?;
+                        }
+                        own.into_any()
+                    };
+                    logs.append(self.helpers.log_item.make(
+                        py,
+                        [
+                            now.clone(),
+                            trace.clone(),
+                            span.clone(),
+                            shared.get_item(2)?,
+                            shared.get_item(3)?,
+                            event.clone(),
+                            shared.get_item(0)?,
+                            extra,
+                        ],
+                    )?)?;
                 }
-            };
-            let (_, trace, span) = &made[at];
-            let shared = &check.shared;
-            let extra = match &check.extra {
-                Some(own) => own.clone().into_any(),
-                None => py.None().into_bound(py),
-            };
-            logs.append(self.helpers.log_item.make(
-                py,
-                [
-                    now.clone(),
-                    trace.clone(),
-                    span.clone(),
-                    shared.get_item(2)?,
-                    shared.get_item(3)?,
-                    event.clone(),
-                    shared.get_item(0)?,
-                    extra,
-                ],
-            )?)?;
+            }
+            Out::Proto {
+                logs,
+                event_name,
+                skipped,
+                ..
+            } => {
+                for check in checks {
+                    let span_id = check.pointed.as_deref().or(read.root_span_id.as_deref());
+                    let ids = match (trace, span_value(span_id)) {
+                        (Some(t), Some(s)) => Some((t.to_be_bytes(), s.to_be_bytes())),
+                        _ => None,
+                    };
+                    let Run::Proto(shared) = &check.shared else {
+                        return Err(PyValueError::new_err("a check's runs of another form"));
+                    };
+                    let mut pieces = vec![Piece::Encoded(&shared.log)];
+                    if !check.extra.is_empty() {
+                        pieces.push(Piece::Values(attributes(&check.extra, skipped)?));
+                    }
+                    logs.log_record(&LogRecord {
+                        time_ns: now,
+                        trace_id: ids.map(|(t, _)| t),
+                        span_id: ids.map(|(_, s)| s),
+                        severity_number: shared.severity,
+                        severity_text: &shared.severity_text,
+                        event_name,
+                        attributes: pieces,
+                    });
+                }
+            }
         }
         Ok(())
     }

@@ -9,6 +9,7 @@
 //! SDK's encoder skips what it cannot encode.
 
 use std::borrow::Cow;
+use std::sync::{Mutex, MutexGuard};
 
 use otel_oracles_core::encode::records::{
     Attribute, Event, Head, LogRecord, Piece, Scope, Span, Value, MAX_VALUE_DEPTH,
@@ -342,6 +343,17 @@ fn write_span(
     Ok(())
 }
 
+/// A log record's `SeverityNumber` (None: 0, unspecified) as its number.
+pub(crate) fn severity_number(severity: &Bound<'_, PyAny>) -> PyResult<u32> {
+    if severity.is_none() {
+        return Ok(0);
+    }
+    severity
+        .getattr(intern!(severity.py(), "value"))?
+        .extract::<u32>()
+        .map_err(|_| PyValueError::new_err("LogItem.severity: expected a SeverityNumber"))
+}
+
 /// What consecutive log records of one check or verdict share, remembered by identity: the
 /// severity enum member (its `.value` is a property lookup) and the trace id (an int of 128
 /// bits, read in several calls under the limited API).
@@ -372,16 +384,7 @@ fn write_log<'py>(
     let severity_number = match &cache.severity {
         Some((held, number)) if held.is(&severity) => *number,
         _ => {
-            let number = if severity.is_none() {
-                0
-            } else {
-                severity
-                    .getattr(intern!(py, "value"))?
-                    .extract::<u32>()
-                    .map_err(|_| {
-                        PyValueError::new_err("LogItem.severity: expected a SeverityNumber")
-                    })?
-            };
+            let number = severity_number(&severity)?;
             cache.severity = Some((severity, number));
             number
         }
@@ -451,13 +454,38 @@ fn encode<'py>(
         }
         count += 1;
     }
-    let out = if count == 0 && format == Format::Proto {
+    let out = request(
+        py,
+        writer,
+        count,
+        || {
+            Ok((
+                batch.getattr(intern!(py, "resource"))?,
+                batch.getattr(intern!(py, "scope"))?,
+            ))
+        },
+        &mut skipped,
+    )?;
+    skipped.log(py)?;
+    Ok(out)
+}
+
+/// The request of the `count` records written into `writer`, framed with the resource
+/// and the instrumentation scope `head` gives (read only when there are records or the
+/// format is JSON: a protobuf request without records is empty bytes).
+fn request<'py>(
+    py: Python<'py>,
+    writer: Writer,
+    count: usize,
+    head: impl FnOnce() -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    skipped: &mut Skipped,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let out = if count == 0 && matches!(writer, Writer::Proto(_)) {
         Framed::default()
     } else {
-        let resource = batch.getattr(intern!(py, "resource"))?;
+        let (resource, scope) = head()?;
         let resource_attrs = optional_pairs(&resource.getattr(intern!(py, "attributes"))?)?;
         let resource_schema = resource.getattr(intern!(py, "schema_url"))?;
-        let scope = batch.getattr(intern!(py, "scope"))?;
         let (scope_name, scope_version, scope_schema, scope_attrs) = if scope.is_none() {
             (None, None, None, Vec::new())
         } else {
@@ -479,13 +507,13 @@ fn encode<'py>(
             _ => None,
         };
         let head = Head {
-            resource: attributes(&resource_attrs, &mut skipped)?,
+            resource: attributes(&resource_attrs, skipped)?,
             resource_schema_url: &resource_schema,
             scope: match &scope_texts {
                 Some((name, version, schema)) => Some(Scope {
                     name,
                     version,
-                    attributes: attributes(&scope_attrs, &mut skipped)?,
+                    attributes: attributes(&scope_attrs, skipped)?,
                     schema_url: schema,
                 }),
                 None => None,
@@ -493,11 +521,73 @@ fn encode<'py>(
         };
         writer.framed(&head)
     };
-    skipped.log(py)?;
     PyBytes::new_with(py, out.len(), |buf| {
         out.write_to(buf);
         Ok(())
     })
+}
+
+/// One pending OTLP protobuf request of grade spans or of log records, written straight by
+/// `VerdictRecords.build` (the emitter's direct path, when every sink sends OTLP protobuf:
+/// no `SpanItem`/`LogItem` a record, no reading them back). `take` frames what was written
+/// with the resource and scope, as `encode_*_proto` frames an `ItemBatch`, and starts anew.
+#[pyclass(module = "otel_oracles._native", name = "ProtoRequest", frozen)]
+pub(crate) struct ProtoRequest {
+    writer: Mutex<proto::RequestWriter>,
+    /// How many records a request is expected to hold (the emitter's batch size): room
+    /// for them is reserved after the first.
+    expected: usize,
+}
+
+impl ProtoRequest {
+    /// The writer, for `VerdictRecords.build` (one export call at a time holds it).
+    pub(crate) fn writer(&self) -> PyResult<MutexGuard<'_, proto::RequestWriter>> {
+        self.writer
+            .try_lock()
+            .map_err(|_| PyValueError::new_err("ProtoRequest: in use by another call"))
+    }
+}
+
+#[pymethods]
+impl ProtoRequest {
+    #[new]
+    fn new(expected: usize) -> Self {
+        ProtoRequest {
+            writer: Mutex::new(proto::RequestWriter::for_records(expected)),
+            expected,
+        }
+    }
+
+    /// How many records are written and not yet taken.
+    fn __len__(&self) -> PyResult<usize> {
+        Ok(self.writer()?.len())
+    }
+
+    /// The serialized request of the records written so far, framed with `resource` and
+    /// `scope` (the SDK's `Resource` and `InstrumentationScope`, or None); empty bytes when
+    /// none were. The request starts anew.
+    fn take<'py>(
+        &self,
+        resource: Bound<'py, PyAny>,
+        scope: Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let py = resource.py();
+        let writer = std::mem::replace(
+            &mut *self.writer()?,
+            proto::RequestWriter::for_records(self.expected),
+        );
+        let count = writer.len();
+        let mut skipped = Skipped::default();
+        let out = request(
+            py,
+            Writer::Proto(writer),
+            count,
+            || Ok((resource, scope)),
+            &mut skipped,
+        )?;
+        skipped.log(py)?;
+        Ok(out)
+    }
 }
 
 /// The serialized `ExportTraceServiceRequest` of an `ItemBatch` of `SpanItem`s (empty bytes
@@ -527,6 +617,7 @@ fn encode_logs_json<'py>(batch: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyByt
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<ProtoRequest>()?;
     m.add_function(wrap_pyfunction!(encode_spans_proto, m)?)?;
     m.add_function(wrap_pyfunction!(encode_logs_proto, m)?)?;
     m.add_function(wrap_pyfunction!(encode_spans_json, m)?)?;
