@@ -59,6 +59,7 @@ __all__ = [
     "TraceDrafter",
     "TransferSpans",
     "VerdictJson",
+    "VerdictMarkup",
     "VerdictRecords",
     "Verdicts",
     "absorb_layer",
@@ -86,6 +87,7 @@ __all__ = [
     "join_facts",
     "join_keys",
     "json_indented",
+    "markup_text",
     "merge_stacked_generations",
     "merge_traces",
     "message_text",
@@ -1089,6 +1091,43 @@ class VerdictJson:
         dump: Callable[[Any], Any],
     ) -> VerdictJson: ...
     def write(self, verdict: Any, shown: ShownFilter | None = None) -> bytes: ...
+
+@final
+class VerdictMarkup:
+    """One verdict's text in the JUnit and HTML reports, written from the models' field
+    values (``native/python/src/report_markup.rs``). ``junit`` is its testcase (line break
+    and indent first) with its suite's label (``id@version``), its failures and errors
+    (0 or 1 each) and its duration in nanoseconds; ``html`` its summary row and its section
+    of the page, the ``index``-th verdict. Each message (and the page's details) is what the
+    privacy filter ``shown`` shows of it when given. Every text is written as ``markup_text``
+    writes it; a details value that is neither a ``str``, an exact ``int`` nor plain JSON
+    data is written as ``detail_json`` gives it, each cut at ``value_limit`` characters,
+    the list once ``details_limit`` were shown; ``marks`` are the outcomes' markers."""
+
+    def __new__(
+        cls,
+        verdict_fields: Sequence[str],
+        result_fields: Sequence[str],
+        counts_fields: Sequence[str],
+        marks: list[tuple[str, str]],
+        detail_json: Callable[[Any], str],
+        value_limit: int,
+        details_limit: int,
+    ) -> VerdictMarkup: ...
+    def junit(
+        self, verdict: Any, shown: ShownFilter | None = None
+    ) -> tuple[str, bytes, int, int, int]: ...
+    def html(
+        self, verdict: Any, index: int, shown: ShownFilter | None = None
+    ) -> tuple[bytes, bytes]: ...
+
+def markup_text(text: str, how: Literal["html", "text", "attribute"]) -> str:
+    """``text`` as the reports write it (``native/python/src/report_markup.rs``): what
+    ``terminal_safe`` escapes (C0 controls but tab and newline, DEL, C1, the bidirectional
+    overrides and isolates, surrogates) written as its Python escape, and ``html`` as
+    ``html.escape`` then escapes, ``text`` as XML character data (``&``, ``<``, ``>``; and
+    U+FFFE, U+FFFF as escapes), ``attribute`` as an XML attribute value (those, ``"``,
+    newline and tab as character references)."""
 
 @final
 class ShownFilter:

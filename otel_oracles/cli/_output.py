@@ -258,9 +258,9 @@ class ReportStream:
         """Count ``verdict`` and render it through the privacy boundary.
 
         Every writer applies the privacy filter (``SHOWN_FILTER``) itself as it renders a
-        result: the JSON writer in the core, JUnit and HTML asking it for each result's
-        shown message (and HTML its scrubbed details), the table for the failing results'
-        messages only; no scrubbed copy of the verdict is built. The stream's tally counts
+        result: the JSON, JUnit and HTML writers in the core (each result's shown message,
+        and HTML its scrubbed details), the table for the failing results' messages only;
+        no scrubbed copy of the verdict is built. The stream's tally counts
         ``verdict`` once, after every writer rendered it (they number verdicts by it)."""
         shown = self._shown_filter
         if self._json is not None:

@@ -199,3 +199,59 @@ def test_verbose_console_shows_messages_whole() -> None:
     whole = render_console(report, show_passing_details=True)
     assert "x" * 400 in whole
     assert "      second line: the stderr tail" in whole.splitlines()
+
+
+def test_the_cores_markup_escapes_every_character_as_the_python_definitions() -> None:
+    """The JUnit and HTML texts are written by the core (``markup_text``, ``VerdictMarkup``):
+    every code point, a surrogate too, must come out as ``terminal_safe`` then
+    ``html.escape`` (the page) or ElementTree's escaping (JUnit, with XML's non-characters
+    shown as escapes as well) would write it."""
+    import html
+
+    from otel_oracles._native import markup_text
+
+    def xml_text(text: str) -> str:
+        return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+    def xml_attribute(text: str) -> str:
+        text = xml_text(text).replace('"', "&quot;").replace("\r", "&#13;")
+        return text.replace("\n", "&#10;").replace("\t", "&#09;")
+
+    def xml_clean(text: str) -> str:
+        text = terminal_safe(text)
+        return text.replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
+
+    wrong = []
+    for start in range(0, 0x110000, 256):  # each escape is its character's alone
+        c = "".join(map(chr, range(start, start + 256)))
+        expected = {
+            "html": html.escape(terminal_safe(c)),
+            "text": xml_text(xml_clean(c)),
+            "attribute": xml_attribute(xml_clean(c)),
+        }
+        wrong += [
+            (hex(start), how) for how, text in expected.items() if markup_text(c, how) != text
+        ]
+    assert not wrong
+
+
+def test_a_failures_message_is_one_line_as_python_cuts_it() -> None:
+    """The core collapses a failure's ``message`` attribute to one line as ``one_line``
+    does: every character ``str.split`` splits at (``str.isspace``) and no other, and the
+    cut at 1,000 characters (counted as Python counts them, a surrogate one)."""
+    from otel_oracles.report._common import one_line
+
+    spaces = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+    near = "\u180e\u200b\u2060\ufeff\x1c\x85\xa0"  # format and separator characters
+    for message in (
+        f"{spaces}one{spaces}two {near} three{spaces}",
+        "é" * 990 + " \ud800" * 20,
+        "x" * 998 + " y",
+        "x" * 999 + " y",
+    ):
+        failing = result(Outcome.INVARIANT_FAILURE, message, "inv")
+        root = ET.fromstring(render_junit(RunReport(verdicts=[verdict("s", failing)])))
+        failure = root.find("testsuite/testcase/failure")
+        assert failure is not None
+        expected = terminal_safe(one_line(f"inv: {message}", 1000))
+        assert failure.get("message") == expected

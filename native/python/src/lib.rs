@@ -26,6 +26,7 @@ mod passes;
 mod pydict;
 mod pytree;
 mod report_json;
+mod report_markup;
 mod results;
 mod rules;
 mod scan;
@@ -70,6 +71,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     step::register(m)?;
     tools::register(m)?;
     report_json::register(m)?;
+    report_markup::register(m)?;
     scrub::register(m)?;
     evidence::register(m)?;
     results::register(m)?;

@@ -515,20 +515,20 @@ fn model_dump<'py>(model: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
 /// A model's field names in declaration order: what its `__dict__` holds, in that order,
 /// once validated (or built by the trusted constructors), and each name's text as a key
 /// (`"name": `).
-struct Fields {
-    names: Vec<Py<PyString>>,
+pub(crate) struct Fields {
+    pub(crate) names: Vec<Py<PyString>>,
     keys: Vec<Vec<u8>>,
 }
 
 /// A model's values as the report reads them: its fields' values, in declaration order, or
 /// (a model held otherwise) pydantic's dump of it, keys and all.
-enum Held<'py> {
+pub(crate) enum Held<'py> {
     Fields(Vec<Bound<'py, PyAny>>),
     Dumped(Bound<'py, PyDict>),
 }
 
 impl Fields {
-    fn new(names: Vec<Bound<'_, PyString>>) -> PyResult<Self> {
+    pub(crate) fn new(names: Vec<Bound<'_, PyString>>) -> PyResult<Self> {
         let mut keys = Vec::with_capacity(names.len());
         for name in &names {
             keys.push(key_text(name.to_str()?));
@@ -539,7 +539,7 @@ impl Fields {
         })
     }
 
-    fn position(&self, name: &str) -> PyResult<usize> {
+    pub(crate) fn position(&self, name: &str) -> PyResult<usize> {
         let key = key_text(name);
         self.keys
             .iter()
@@ -549,7 +549,7 @@ impl Fields {
 
     /// `model`'s field values in declaration order, or its dump when its `__dict__` holds
     /// anything else.
-    fn values<'py>(&self, model: &Bound<'py, PyAny>) -> PyResult<Held<'py>> {
+    pub(crate) fn values<'py>(&self, model: &Bound<'py, PyAny>) -> PyResult<Held<'py>> {
         let py = model.py();
         // SAFETY: `object.__dict__`'s getter on a live object; a new reference or null with
         // an error set. A model's `__dict__` is that getter's (pydantic declares it a slot),
