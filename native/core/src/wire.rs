@@ -108,6 +108,13 @@ impl<'a> Fields<'a> {
         })
     }
 
+    /// Whether a message `levels` below this one is within [`MAX_DEPTH`] (what
+    /// [`Fields::child`] would check for each level on the way).
+    #[inline(always)]
+    pub fn nests(&self, levels: u32) -> bool {
+        self.depth + levels <= MAX_DEPTH
+    }
+
     /// The next `(field number, value)`, `None` at the end of the message.
     ///
     /// Inlined into each message's loop, with one-byte tags and lengths read at once (every
@@ -279,6 +286,27 @@ impl<'a> Fields<'a> {
 #[inline]
 pub fn string(bytes: &[u8]) -> Result<&str> {
     crate::otlp_json::value::utf8(bytes).ok_or(WireError::BadUtf8)
+}
+
+/// A length-delimited field's bytes at the start of `bytes` (after its tag) and what
+/// follows them, for lengths of one to three varint bytes (up to 2 MiB); `None` for a
+/// longer varint or a length past the end of `bytes`, which the caller leaves to
+/// [`Fields`]. The value is the one [`Fields`] reads (a varint may be overlong: `0x85 0x00`
+/// is 5).
+#[inline(always)]
+pub fn length_prefixed(bytes: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (len, rest) = match *bytes {
+        [b0, ref rest @ ..] if b0 < 0x80 => (usize::from(b0), rest),
+        [b0, b1, ref rest @ ..] if b1 < 0x80 => {
+            (usize::from(b0 & 0x7f) | usize::from(b1) << 7, rest)
+        }
+        [b0, b1, b2, ref rest @ ..] if b2 < 0x80 => (
+            usize::from(b0 & 0x7f) | usize::from(b1 & 0x7f) << 7 | usize::from(b2) << 14,
+            rest,
+        ),
+        _ => return None,
+    };
+    (len <= rest.len()).then(|| rest.split_at(len))
 }
 
 /// An `int32`/enum field: the low 32 bits of the varint (negative values are 10-byte varints).
