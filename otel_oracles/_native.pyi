@@ -521,7 +521,11 @@ def decode_json_many(payload: bytes, start: int = 0, end: int | None = None) -> 
 # -- protobuf decoding (native/python/src/decode_proto.rs) ----------------------------------
 
 def decode_proto(
-    payload: bytes, signal: Literal["traces", "logs"], for_transfer: bool = False
+    payload: bytes,
+    signal: Literal["traces", "logs"],
+    for_transfer: bool = False,
+    start: int = 0,
+    end: int | None = None,
 ) -> tuple[Batch, bool]:
     """Decode an OTLP protobuf request body read as ``signal``: the batch, and whether the
     body plausibly is that signal (its first records' ids and timestamps). Raises
@@ -529,7 +533,9 @@ def decode_proto(
     the interpreter while decoding. ``for_transfer``: the batch is only for
     ``Batch.transfer_spans``; every byte is checked alike (same errors, rejections and
     problems), but of a traces body's span, resource, event and link attributes only the
-    spans' ``SESSION_ATTRIBUTES`` and the resources' ``service.name`` are built."""
+    spans' ``SESSION_ATTRIBUTES`` and the resources' ``service.name`` are built. The body
+    is ``payload[start:end]`` (all of it by default; ``ValueError`` for a range outside it):
+    a framed file's frames are decoded where they lie in the block read."""
 
 def select_proto(payload: bytes, positions: list[int]) -> bytes:
     """An OTLP protobuf request body (traces or logs) holding only the records at

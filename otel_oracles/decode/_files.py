@@ -398,17 +398,20 @@ def _head(stream: Any, size: int) -> bytes:
     return peeked
 
 
-def _decompress_bytes(body: bytes, limit: int) -> bytes:
-    """Unwrap one compressed frame body (the collector compresses each message): all of it
-    or an ``InputError``."""
-    if body[:2] == GZIP_MAGIC:
+def _decompress_frame(data: bytes, start: int, end: int, limit: int) -> tuple[bytes, int, int]:
+    """Unwrap one compressed frame body, ``data[start:end]`` (the collector compresses each
+    message), as ``(data, start, end)``: all of it or an ``InputError``. A body that is not
+    compressed is handed back where it lies."""
+    magic = data[start : min(end, start + 4)]
+    if magic[:2] == GZIP_MAGIC:
         encoding = "gzip"
-    elif body[:4] == ZSTD_MAGIC:
+    elif magic == ZSTD_MAGIC:
         encoding = "zstd"
     else:
-        return body
+        return data, start, end
     try:
-        return decompress_body(body, encoding, limit)
+        body = decompress_body(data[start:end], encoding, limit)
+        return body, 0, len(body)
     except DecompressedTooLarge:
         raise InputError(
             f"decompressed message is larger than the {limit}-byte limit; skipped"
@@ -637,21 +640,6 @@ def _last_byte(data: bytes, start: int = 0, end: int | None = None) -> bytes:
         probe *= 8
 
 
-def _skip_zero_frames(stream: Any) -> int:
-    """Consume the empty frames (zero length prefixes) that follow, in bulk; return the bytes
-    skipped. They hold nothing, and one by one a run of them costs Python per 4 bytes."""
-    skipped = 0
-    while True:
-        chunk = stream.peek(READ_CHUNK_BYTES)[:READ_CHUNK_BYTES]
-        all_zero = chunk.count(0) == len(chunk)
-        zeros = len(chunk) if all_zero else len(chunk) - len(chunk.lstrip(b"\0"))
-        zeros -= zeros % 4
-        if zeros == 0:
-            return skipped
-        stream.read(zeros)
-        skipped += zeros
-
-
 def _read_json_document(
     data: bytes, start: int, end: int, name: str, problems: _FileProblems, limit: int
 ) -> Iterator[DecodedBatch]:
@@ -719,31 +707,33 @@ def _read_frames(
     stream: Any, cursor: _Cursor, problems: _FileProblems, limit: int
 ) -> Iterator[DecodedBatch]:
     """The collector file exporter's ``format: proto`` (and compressed) files: each message
-    is preceded by its length as 4 big-endian bytes."""
+    is preceded by its length as 4 big-endian bytes. Each message is decoded where it lies
+    in the block read (``_Frames``)."""
     cursor.unit = "offset"
     name = cursor.name
     says_logs = _says_logs(name)
+    frames = _Frames(stream)
     while True:
         start = cursor.offset
-        header = stream.read(4)
-        if not header:
+        data, at, stop = frames.take(4)
+        if at == stop:
             return
-        if len(header) < 4:
+        if stop - at < 4:
             problems.append(
                 InputProblem(
                     source=f"{name}@{start}",
-                    message=f"truncated length prefix ({len(header)} of 4 bytes); "
+                    message=f"truncated length prefix ({stop - at} of 4 bytes); "
                     "rest of file skipped",
                 )
             )
             return
-        size = int.from_bytes(header, "big")
+        size = int.from_bytes(data[at:stop], "big")
         cursor.offset += 4
         if size == 0:  # an empty message: nothing to decode
-            cursor.offset += _skip_zero_frames(stream)
+            cursor.offset += frames.skip_zero_frames()
             continue
         if size > limit:
-            skipped = _skip_bytes(stream, size)
+            skipped = frames.skip(size)
             cursor.offset += skipped
             problems.append(
                 InputProblem(
@@ -755,28 +745,28 @@ def _read_frames(
             if skipped < size:
                 return
             continue
-        body = stream.read(size)
-        cursor.offset += len(body)
-        if len(body) < size:
+        data, at, stop = frames.take(size)
+        cursor.offset += stop - at
+        if stop - at < size:
             problems.append(
                 InputProblem(
                     source=f"{name}@{start}",
                     message=f"truncated message: length prefix says {size} bytes, file ends after "
-                    f"{len(body)}; skipped",
+                    f"{stop - at}; skipped",
                 )
             )
             return
         frame = _Cursor(name)
         frame.unit, frame.offset = "offset", start
         try:
-            body = _decompress_bytes(body, limit)
+            data, at, stop = _decompress_frame(data, at, stop, limit)
         except decompressor_errors(InputError, OSError, EOFError, zlib.error) as exc:
             problems.append(InputProblem(source=f"{name}@{start}", message=f"{exc}"))
             continue
-        if _first_byte(body) == b"{":
+        if _first_byte(data, at, stop) == b"{":
             source = f"{name}@{start}"
             try:
-                batch = decode_json_body(body)
+                batch = decode_json_body(data, at, stop)
             except InvalidJson as exc:
                 problems.append(
                     InputProblem(
@@ -789,22 +779,120 @@ def _read_frames(
                 continue
             yield _accepted(batch, source, problems)
         else:
-            yield from _decode_proto_body(body, frame, problems, name_says_logs=says_logs)
+            yield from _decode_proto_body(
+                data, frame, problems, name_says_logs=says_logs, start=at, end=stop
+            )
 
 
-def _skip_bytes(stream: Any, size: int) -> int:
-    skipped = 0
-    while skipped < size:
-        chunk = stream.read(min(READ_CHUNK_BYTES, size - skipped))
-        if not chunk:
-            break
-        skipped += len(chunk)
-    return skipped
+class _Frames:
+    """The bytes of a framed protobuf stream, read in large blocks (``read1``, as ``_Lines``
+    reads lines): each message is handed on as ``(block, start, end)``, its place in the
+    block, and decoded there.
+
+    Why: read with ``read`` out of the stream's 4 MiB buffer, each message was copied into
+    a ``bytes`` of its own, ~50 M instructions of ``memcpy`` in reading data-2000's 60 MB
+    of protobuf (~75 messages of 800 KB). Only a message that crosses a block's end is
+    gathered into a ``bytes`` of its own (one larger than a block is read straight into
+    it)."""
+
+    def __init__(self, stream: Any, block_bytes: int = _LINE_BLOCK_BYTES) -> None:
+        self._stream = stream
+        self._block_bytes = block_bytes
+        self._block = b""
+        self._pos = 0
+
+    def _next_block(self) -> bytes:
+        """The stream's next block (``b""`` at its end), now the current one."""
+        self._block = self._stream.read1(self._block_bytes)
+        self._pos = 0
+        return self._block
+
+    def take(self, size: int) -> tuple[bytes, int, int]:
+        """The next ``size`` bytes (fewer at the stream's end; none: ``start == end``) as
+        ``(data, start, end)``."""
+        block, pos = self._block, self._pos
+        if len(block) - pos >= size:
+            self._pos = pos + size
+            return block, pos, pos + size
+        parts: list[bytes | memoryview] = [memoryview(block)[pos:]] if pos < len(block) else []
+        have = len(block) - pos
+        self._block, self._pos = b"", 0
+        while have < size:
+            want = size - have
+            if want >= self._block_bytes:
+                more: bytes = self._stream.read(want)
+                if not more:
+                    break
+                parts.append(more)
+                have += len(more)
+                continue
+            block = self._next_block()
+            if not block:
+                break
+            if len(block) >= want:
+                self._pos = want
+                if not parts:
+                    return block, 0, want
+                parts.append(memoryview(block)[:want])
+                have = size
+                break
+            parts.append(block)
+            have += len(block)
+            self._pos = len(block)
+        only = parts[0] if len(parts) == 1 else None
+        if isinstance(only, bytes):
+            return only, 0, len(only)
+        whole = b"".join(parts)
+        return whole, 0, len(whole)
+
+    def skip(self, size: int) -> int:
+        """Discard the next ``size`` bytes without holding them; return how many there were
+        (fewer at the stream's end)."""
+        skipped = min(size, len(self._block) - self._pos)
+        self._pos += skipped
+        while skipped < size:
+            block = self._next_block()
+            if not block:
+                break
+            self._pos = min(len(block), size - skipped)
+            skipped += self._pos
+        return skipped
+
+    def skip_zero_frames(self) -> int:
+        """Consume the empty frames (zero length prefixes) that follow, in bulk; return the
+        bytes skipped. They hold nothing, and one by one a run of them costs Python per 4
+        bytes. A run that reaches a block's end with fewer than 4 zeros in it stops there:
+        the next prefix is read across the blocks (and, zero, comes back here)."""
+        skipped = 0
+        while True:
+            block, pos = self._block, self._pos
+            if pos == len(block):
+                if not self._next_block():
+                    return skipped
+                continue
+            if block[pos : pos + 4] != b"\0\0\0\0":
+                return skipped
+            chunk = block[pos : pos + READ_CHUNK_BYTES]
+            all_zero = chunk.count(0) == len(chunk)
+            zeros = len(chunk) if all_zero else len(chunk) - len(chunk.lstrip(b"\0"))
+            zeros -= zeros % 4
+            self._pos = pos + zeros
+            skipped += zeros
+            if not all_zero or zeros < len(chunk):
+                return skipped
 
 
 def _decode_proto_body(
-    body: bytes, cursor: _Cursor, problems: _FileProblems, *, name_says_logs: bool
+    body: bytes,
+    cursor: _Cursor,
+    problems: _FileProblems,
+    *,
+    name_says_logs: bool,
+    start: int = 0,
+    end: int | None = None,
 ) -> Iterator[DecodedBatch]:
+    """The batch of the protobuf request ``body[start:end]`` (all of it by default), read as
+    the signal its name suggests first."""
     source = cursor.here()
     order: tuple[_proto.Signal, _proto.Signal] = (
         ("logs", "traces") if name_says_logs else ("traces", "logs")
@@ -812,7 +900,7 @@ def _decode_proto_body(
     first_error: InputError | None = None
     for signal in order:
         try:
-            native, plausible = _proto.decode_body(body, signal)
+            native, plausible = _proto.decode_body(body, signal, start=start, end=end)
         except InputError as exc:
             first_error = first_error or exc
             continue
@@ -828,7 +916,7 @@ def _decode_proto_body(
         yield batch
         return
     assert first_error is not None
-    metrics = _metrics_count(body)
+    metrics = _metrics_count(body[start:end])
     if metrics is not None:
         # A metrics export beside the traces (an SDK's or a collector's file exporter writes
         # all its signals into one folder): valid OTLP the grader does not grade, counted

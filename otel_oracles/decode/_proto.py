@@ -23,17 +23,26 @@ _MESSAGE_NAMES: dict[Signal, str] = {
 }
 
 
-def decode_body(payload: bytes, signal: Signal, for_transfer: bool = False) -> tuple[Batch, bool]:
+def decode_body(
+    payload: bytes,
+    signal: Signal,
+    for_transfer: bool = False,
+    *,
+    start: int = 0,
+    end: int | None = None,
+) -> tuple[Batch, bool]:
     """Decode a request body read as ``signal``: the core's batch, and whether the body
     plausibly is that signal (traces and logs requests share their outer field numbers, so
     the other signal's bytes often decode; the first records tell). Raises ``InputError``
     when the bytes are not that message. ``for_transfer``: the batch is only read for its
-    ``transfer_spans`` (``_native.decode_proto``)."""
+    ``transfer_spans`` (``_native.decode_proto``). The body is ``payload[start:end]`` (all of
+    it by default): a framed file's message where it lies in the block read."""
+    end = len(payload) if end is None else end
     try:
-        return native_decode_proto(payload, signal, for_transfer)
+        return native_decode_proto(payload, signal, for_transfer, start, end)
     except ValueError as exc:
         raise InputError(
-            f"not a valid protobuf {_MESSAGE_NAMES[signal]} ({len(payload)} bytes): {exc} "
+            f"not a valid protobuf {_MESSAGE_NAMES[signal]} ({end - start} bytes): {exc} "
             "(truncated or not OTLP protobuf?)"
         ) from None
 

@@ -460,3 +460,76 @@ def test_a_document_is_its_first_line_and_the_rest_of_the_stream(
     assert whole[start:end] == text[at : at + most]
     if block_bytes >= len(text) and most > len(text):
         assert whole is block and (start, end) == (at, len(text))
+
+
+@pytest.mark.parametrize("block_bytes", [1, 2, 3, 7, 64, 1000, 1 << 20])
+def test_frames_taken_from_blocks_are_what_read_returns(block_bytes: int) -> None:
+    """The framed-protobuf reader's messages are places in blocks it reads whole; whatever
+    the block size (inside a block, across one or several block ends, longer than a block,
+    cut by the stream's end), each is what ``read`` returns, skips land where ``read``'s
+    would, and a run of empty frames (zero prefixes) is consumed up to the first prefix that
+    is not zero. A message inside the block read is that block, not a copy."""
+    from otel_oracles.decode._files import _Frames
+
+    text = bytes(range(256)) * 4 + b"\0" * 10 + b"\0\0\0\1" + bytes(range(100))
+    steps: list[tuple[str, int]] = [
+        ("take", 4),
+        ("take", 0),
+        ("take", 100),
+        ("skip", 50),
+        ("take", 300),
+        ("take", 1),
+        ("skip", 400),
+        ("take", 169),
+        ("zeros", 0),
+        ("take", 2),
+        ("zeros", 0),
+        ("take", 90),
+        ("skip", 20),
+        ("take", 5),
+    ]
+
+    def by_read() -> list[object]:
+        stream = io.BufferedReader(io.BytesIO(text), 8)
+        seen: list[object] = []
+        for step, size in steps:
+            if step == "take":
+                seen.append(stream.read(size))
+            elif step == "skip":
+                seen.append(len(stream.read(size)))
+            else:
+                zeros = 0
+                while (head := stream.read(4)) == b"\0\0\0\0":
+                    zeros += 4
+                seen.append((zeros, head))
+        return seen
+
+    def by_blocks() -> list[object]:
+        frames = _Frames(io.BufferedReader(io.BytesIO(text), 8), block_bytes)
+        seen: list[object] = []
+        for step, size in steps:
+            if step == "take":
+                data, start, end = frames.take(size)
+                seen.append(data[start:end])
+            elif step == "skip":
+                seen.append(frames.skip(size))
+            else:
+                # As the frame reader does: after an empty frame's prefix, the run of them
+                # is skipped and the next prefix read (an empty one again if the run was
+                # cut at a block's end).
+                zeros = 0
+                while True:
+                    zeros += frames.skip_zero_frames()
+                    data, start, end = frames.take(4)
+                    if data[start:end] != b"\0\0\0\0":
+                        seen.append((zeros, data[start:end]))
+                        break
+                    zeros += 4
+        return seen
+
+    assert by_blocks() == by_read()
+    frames = _Frames(io.BufferedReader(io.BytesIO(text), 8), block_bytes)
+    frames.take(4)
+    data, start, end = frames.take(100)
+    if block_bytes >= 104:
+        assert data is frames._block and (start, end) == (4, 104)

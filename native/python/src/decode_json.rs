@@ -51,7 +51,7 @@ fn decode_json(
 }
 
 /// `payload[start:end]`, or the `ValueError` naming a range outside `payload`.
-fn range(payload: &[u8], start: usize, end: Option<usize>) -> PyResult<&[u8]> {
+pub(crate) fn range(payload: &[u8], start: usize, end: Option<usize>) -> PyResult<&[u8]> {
     let end = end.unwrap_or(payload.len());
     payload.get(start..end).ok_or_else(|| {
         PyValueError::new_err(format!(

@@ -18,15 +18,20 @@ use crate::batch::Batch;
 /// not that message. The interpreter is released while decoding, so `serve`'s receiving
 /// thread keeps answering while a large body is read. `for_transfer`: the batch is only
 /// read for `Batch.transfer_spans` (`otlp_proto::decode_for_transfer`: of a traces body's
-/// attributes only what a transfer keeps is built).
+/// attributes only what a transfer keeps is built). The body is `payload[start:end]` (all
+/// of it by default; a range outside `payload` is a `ValueError`), as for `decode_json`: the
+/// file reader hands each frame of a framed file on as its place in the block it read.
 #[pyfunction]
-#[pyo3(signature = (payload, signal, for_transfer=false))]
+#[pyo3(signature = (payload, signal, for_transfer=false, start=0, end=None))]
 fn decode_proto(
     py: Python<'_>,
     payload: &[u8],
     signal: &str,
     for_transfer: bool,
+    start: usize,
+    end: Option<usize>,
 ) -> PyResult<(Batch, bool)> {
+    let payload = crate::decode_json::range(payload, start, end)?;
     let signal = match signal {
         "traces" => Signal::Traces,
         "logs" => Signal::Logs,
