@@ -40,6 +40,9 @@ def assert_same_object(got: OracleResult, want: OracleResult) -> None:
     assert list(got.__dict__) == list(want.__dict__) == list(FIELDS)
     assert got.model_fields_set == want.model_fields_set
     assert got.model_extra == want.model_extra
+    # All four of pydantic's slots (``__dict__``, fields set, extra, private), as pickling
+    # reads them: the core stores three of them in the instance's memory.
+    assert got.__getstate__() == want.__getstate__()
     assert got.model_dump() == want.model_dump()
     assert got.model_dump_json() == want.model_dump_json()
     # Equal is not alike: ``True == 1`` and a ``StrEnum`` member equals its value, but the

@@ -711,7 +711,17 @@ pub struct ModelFill {
     validate: Py<PyAny>,
     /// `object.__new__`'s slot, read once.
     new: ffi::newfunc,
+    /// Where instances of exactly `model` hold `MEMBERS` (found once), stored in memory
+    /// by `fill_with` instead of through `object.__setattr__`; `None` when not found.
+    members: Option<SlotLayout>,
 }
+
+/// The slots of `pydantic.BaseModel` besides `__dict__`, in the order `fill_with` sets them.
+const MEMBERS: [&str; 3] = [
+    "__pydantic_fields_set__",
+    "__pydantic_extra__",
+    "__pydantic_private__",
+];
 
 #[pymethods]
 impl ModelFill {
@@ -740,6 +750,9 @@ impl ModelFill {
                 .getattr(intern!(py, "__pydantic_validator__"))?
                 .getattr(intern!(py, "validate_python"))?,
         };
+        let new = object_new()?;
+        let members = MEMBERS.map(|name| PyString::intern(py, name));
+        let members = SlotLayout::probe_members(&model, &members, new)?;
         Ok(Self {
             model: model.unbind(),
             fields: fields.unbind(),
@@ -747,7 +760,8 @@ impl ModelFill {
             template: template.unbind(),
             trusted,
             validate: validate.unbind(),
-            new: object_new()?,
+            new,
+            members,
         })
     }
 }
@@ -788,7 +802,13 @@ impl ModelFill {
         }
         if plain && self.trusted {
             let fields = set_fields.unwrap_or(self.fields.bind(py).as_any());
-            return fill_with(self.new, self.model.bind(py), &dict, fields);
+            return fill_with(
+                self.new,
+                self.model.bind(py),
+                &dict,
+                fields,
+                self.members.as_ref(),
+            );
         }
         self.validate.bind(py).call1((dict,))
     }
@@ -1015,21 +1035,38 @@ fn fill<'py>(
     values: &Bound<'py, PyDict>,
     fields: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    fill_with(object_new()?, model, values, fields)
+    fill_with(object_new()?, model, values, fields, None)
 }
 
-/// `fill` with `object.__new__`'s slot (`new`) read by the caller once.
+/// `fill` with `object.__new__`'s slot (`new`) read by the caller once, and, when the
+/// caller probed them (`members`, `ModelFill`), the three `MEMBERS` slots stored in the new
+/// instance's memory (what `object.__setattr__` stores there, without finding each
+/// member descriptor by name and calling it) and its `__dict__` set as its descriptor
+/// sets it (`PyObject_GenericSetDict`).
 fn fill_with<'py>(
     new: ffi::newfunc,
     model: &Bound<'py, PyType>,
     values: &Bound<'py, PyDict>,
     fields: &Bound<'py, PyAny>,
+    members: Option<&SlotLayout>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = model.py();
     let built = blank(new, model)?;
     // SAFETY: a new set of the iterable's items; null only on failure (then fetched).
     let fields_set = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PySet_New(fields.as_ptr()))? };
     let none = py.None().into_bound(py);
+    if let Some(members) = members.filter(|members| members.holds(&built)) {
+        // SAFETY: live objects; `values` is a dict, which the instance's `__dict__` is set
+        // to (a reference of its own); 0 or -1 with an exception set.
+        let status = unsafe {
+            ffi::PyObject_GenericSetDict(built.as_ptr(), values.as_ptr(), std::ptr::null_mut())
+        };
+        if status != 0 {
+            return Err(PyErr::fetch(py));
+        }
+        members.store_fresh(&built, [fields_set.into_any(), none.clone(), none])?;
+        return Ok(built);
+    }
     for (name, value) in [
         (intern!(py, "__dict__"), values.as_any()),
         (intern!(py, "__pydantic_fields_set__"), &fields_set),

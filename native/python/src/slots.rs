@@ -11,7 +11,9 @@
 //! that is no slot (a property), or a slot not found in exactly one word has no layout,
 //! and its instances are read and written by name.
 //! Only instances of exactly the probed class are accessed by offset; any other object
-//! (a subclass) goes through `getattr` / `setattr`.
+//! (a subclass) goes through `getattr` / `setattr`. `probe_members` finds the slots
+//! whatever the class's attribute access, for storing into a fresh instance only
+//! (`store_fresh`: a pydantic model's `__pydantic_*__` slots, `checks.rs` `ModelFill`).
 //!
 //! `SlotClass`: a class whose `__init__` only assigns its fields, made as that `__init__`
 //! makes an instance (the decoders' records, the emitter's records, from Python a check's
@@ -170,6 +172,19 @@ impl SlotLayout {
         if cls.hasattr("__getattr__")? {
             return Ok(None);
         }
+        Self::probe_members(cls, names, new)
+    }
+
+    /// The layout of `names` in instances of `cls`, each a member descriptor (a slot),
+    /// whatever attribute access the class has of its own: only for storing into a fresh
+    /// instance what `object.__setattr__` would (`store_fresh`), as a pydantic model's
+    /// `__setstate__` sets its `__pydantic_*__` slots. `None` as `probe`'s.
+    pub(crate) fn probe_members(
+        cls: &Bound<'_, PyType>,
+        names: &[Bound<'_, PyString>],
+        new: ffi::newfunc,
+    ) -> PyResult<Option<Self>> {
+        let py = cls.py();
         let member = py.import("types")?.getattr("MemberDescriptorType")?;
         for name in names {
             if !cls.getattr(name)?.get_type().is(&member) {
@@ -352,6 +367,23 @@ impl SlotLayout {
             }),
         );
         Ok(record)
+    }
+
+    /// Every probed slot of `record`, a fresh instance of exactly the probed class
+    /// (`holds`), set to the values in order (references the record takes over), as
+    /// `object.__setattr__` sets them; `Err` and nothing stored when `record` is of another
+    /// class or the values do not cover the slots.
+    pub(crate) fn store_fresh<const N: usize>(
+        &self,
+        record: &Bound<'_, PyAny>,
+        values: [Bound<'_, PyAny>; N],
+    ) -> PyResult<()> {
+        self.covers(N)?;
+        if !self.holds(record) {
+            return Err(PyRuntimeError::new_err("an instance of another class"));
+        }
+        self.store(record, values.into_iter().map(Bound::into_ptr));
+        Ok(())
     }
 
     /// A `RuntimeError` unless `count` values cover the probed slots.
