@@ -41,6 +41,12 @@ from otel_oracles._native import (
 from otel_oracles._native import is_placeholder as native_is_placeholder
 from otel_oracles._native import message_text as native_message_text
 from otel_oracles.model.step import (
+    AGENT,
+    FILE_EDIT,
+    GENERATION,
+    HANDOFF,
+    OTHER,
+    RETRIEVAL,
     TOOLISH_KINDS,
     NetworkViolation,
     Step,
@@ -425,9 +431,7 @@ def group_steps(steps: Sequence[Step]) -> StepView:
     view is what ``Evidence.groups`` is: the checks of every contract graded on the
     trajectory read its tuples instead of filtering the steps again, and no Python record
     copies them (a frozen dataclass's ``__init__`` paid ``object.__setattr__`` per field)."""
-    return StepView(
-        steps, TOOLISH_KINDS, StepKind.GENERATION, StepKind.AGENT, StepKind.HANDOFF, StepKind.OTHER
-    )
+    return StepView(steps, TOOLISH_KINDS, GENERATION, AGENT, HANDOFF, OTHER)
 
 
 is_placeholder: Callable[[Any], bool] = native_is_placeholder
@@ -447,7 +451,7 @@ def absent(step: Step, field: str) -> bool:
 
 def where(step: Step) -> str:
     """``step 3 (search_docs, span ab12...)``: how messages point at a step."""
-    model = step.model if step.kind == StepKind.GENERATION else None
+    model = step.model if step.kind == GENERATION else None
     name = step.tool or model or step.agent_name or step.model or step.kind.value
     if step.source is not None:
         return f"step {step.index} ({name}, span {step.source.span_id})"
@@ -962,7 +966,7 @@ class Plan:
             else:
                 entries.append((pos, core[0], scope))
                 wordings.append(core[1])
-        plan = EvidencePlan(entries, tool_matches, StepKind.FILE_EDIT) if entries else None
+        plan = EvidencePlan(entries, tool_matches, FILE_EDIT) if entries else None
         self.names = names
         self.core = plan
         self.outcomes = plan is not None and plan.outcomes
@@ -1017,9 +1021,7 @@ def work_invisible(t: Trajectory) -> bool:
     return (
         bool(t.steps)
         and not t.unmapped_spans
-        and not any(
-            s.kind == StepKind.GENERATION or s.is_tool or s.raw is not None for s in t.steps
-        )
+        and not any(s.kind == GENERATION or s.is_tool or s.raw is not None for s in t.steps)
     )
 
 
@@ -1048,16 +1050,14 @@ def _names_unknown(ev: Evidence) -> str | None:
         return f"tool names unknown: {WORK_INVISIBLE}, so nothing shows which tools the run called"
     ordered = sorted(t.steps, key=lambda s: s.index)
     unknown: list[Step] = []
-    unnamed = [
-        s for s in ordered if s.kind == StepKind.GENERATION and unnamed_request(s.output_messages)
-    ]
+    unnamed = [s for s in ordered if s.kind == GENERATION and unnamed_request(s.output_messages)]
     if unnamed:
         return (
             f"tool names unknown: {len(unnamed)} model call(s) requested a tool whose name was "
             "not recorded: " + list_steps(unnamed)
         )
     for pos, step in enumerate(ordered):
-        if step.kind != StepKind.GENERATION:
+        if step.kind != GENERATION:
             continue
         reasons = {r.lower() for r in step.finish_reasons} if step.finish_reasons else None
         if reasons is not None and reasons <= STOPPED_FINISH_REASONS:
@@ -1075,7 +1075,7 @@ def _names_unknown(ev: Evidence) -> str | None:
             continue
         following = []
         for nxt in ordered[pos + 1 :]:
-            if nxt.kind == StepKind.GENERATION:
+            if nxt.kind == GENERATION:
                 break
             following.append(nxt)
         if any(s.is_tool for s in following):
@@ -1278,8 +1278,7 @@ def _retrieval_documents(ev: Evidence, scope: str | None) -> str | None:
         s
         for s in ev.trajectory.steps
         # A tool call that ran a retriever holds that retrieval (mapping/_stacked.py).
-        if (s.kind == StepKind.RETRIEVAL or s.attributes.get("retrieval"))
-        and _matches(s.tool, scope)
+        if (s.kind == RETRIEVAL or s.attributes.get("retrieval")) and _matches(s.tool, scope)
     ]
     if not retrievals:
         return "retrieval documents: the trace has no retrieval steps"

@@ -83,12 +83,13 @@ class costs several hundred nanoseconds (the enum type's ``__getattr__`` hook, t
 every step's kind (``Trajectory.file_edits``, the workspace checks), several times per
 trajectory. The kinds below are read once for the same reason: steps are filtered by them
 in the checks' loops (``Trajectory.agents``, ``handoffs``, ``generations``, the network and
-command scans)."""
+command scans, the evidence probes' step walks)."""
 COMMAND = StepKind.COMMAND
 GENERATION = StepKind.GENERATION
 AGENT = StepKind.AGENT
 HANDOFF = StepKind.HANDOFF
 OTHER = StepKind.OTHER
+RETRIEVAL = StepKind.RETRIEVAL
 
 
 class SpanRef(Record):
