@@ -62,6 +62,7 @@ __all__ = [
     "VerdictMarkup",
     "VerdictRecords",
     "Verdicts",
+    "WireSpan",
     "absorb_layer",
     "assign_agents",
     "build_trajectory",
@@ -78,6 +79,7 @@ __all__ = [
     "encode_metrics_proto",
     "encode_spans_json",
     "encode_spans_proto",
+    "escape_surrogates",
     "fill_model",
     "first_start",
     "flag_aggregated_usage",
@@ -124,6 +126,7 @@ __all__ = [
     "tools_running_agents",
     "unnamed_request",
     "unwrap_block",
+    "wire_references",
     "written_request_candidates",
 ]
 
@@ -233,7 +236,7 @@ class WireSpan:
         """Its ``SESSION_ATTRIBUTES`` only (built on each read)."""
 
 def wire_references(
-    lists: list[Sequence[Any]], /
+    lists: list[Sequence[Any]],
 ) -> tuple[list[RequestBody], list[list[int]], list[tuple[bytes, list[Any]]]]:
     """A message's span and log-record ``lists`` as references (``_processes._Records``):
     the bodies named, first come first placed (a body's slot), with the positions named in
