@@ -489,17 +489,10 @@ comfortably allows beside a line: the fewer blocks, the fewer lines cross a bloc
 are gathered."""
 
 
-class _Lines:
-    """The lines of a JSON stream, found in large blocks read from it: each line is handed on
-    as ``(block, start, end)``, its place in the block, and decoded there.
-
-    Why not ``readline``: a file of megabyte-long lines (a collector's export) was copied
-    line by line out of the stream's buffer, and a line that crossed the buffer's end was
-    copied again in pieces and joined; that was ~7% of decoding data-2000. Here a block is
-    read once (``read1``: one read of the underlying file, straight into the block) and only
-    a line that crosses a block's end is gathered into a ``bytes`` of its own. ``read1``
-    also keeps a pipe's lines coming as they arrive, as ``readline`` did.
-    """
+class _Blocks:
+    """A stream read in blocks of ``block_bytes`` (``read1``: one read of the underlying
+    file, straight into the block), with a position in the current one: what ``_Lines``
+    and ``_Frames`` hand their pieces out of."""
 
     def __init__(self, stream: Any, block_bytes: int = _LINE_BLOCK_BYTES) -> None:
         self._stream = stream
@@ -512,6 +505,19 @@ class _Lines:
         self._block = self._stream.read1(self._block_bytes)
         self._pos = 0
         return self._block
+
+
+class _Lines(_Blocks):
+    """The lines of a JSON stream, found in large blocks read from it: each line is handed on
+    as ``(block, start, end)``, its place in the block, and decoded there.
+
+    Why not ``readline``: a file of megabyte-long lines (a collector's export) was copied
+    line by line out of the stream's buffer, and a line that crossed the buffer's end was
+    copied again in pieces and joined; that was ~7% of decoding data-2000. Here a block is
+    read once (``read1``: one read of the underlying file, straight into the block) and only
+    a line that crosses a block's end is gathered into a ``bytes`` of its own. ``read1``
+    also keeps a pipe's lines coming as they arrive, as ``readline`` did.
+    """
 
     def line(self, most: int) -> tuple[bytes, int, int]:
         """The next line, through its newline, of at most ``most`` bytes (what
@@ -784,7 +790,7 @@ def _read_frames(
             )
 
 
-class _Frames:
+class _Frames(_Blocks):
     """The bytes of a framed protobuf stream, read in large blocks (``read1``, as ``_Lines``
     reads lines): each message is handed on as ``(block, start, end)``, its place in the
     block, and decoded there.
@@ -794,18 +800,6 @@ class _Frames:
     of protobuf (~75 messages of 800 KB). Only a message that crosses a block's end is
     gathered into a ``bytes`` of its own (one larger than a block is read straight into
     it)."""
-
-    def __init__(self, stream: Any, block_bytes: int = _LINE_BLOCK_BYTES) -> None:
-        self._stream = stream
-        self._block_bytes = block_bytes
-        self._block = b""
-        self._pos = 0
-
-    def _next_block(self) -> bytes:
-        """The stream's next block (``b""`` at its end), now the current one."""
-        self._block = self._stream.read1(self._block_bytes)
-        self._pos = 0
-        return self._block
 
     def take(self, size: int) -> tuple[bytes, int, int]:
         """The next ``size`` bytes (fewer at the stream's end; none: ``start == end``) as
