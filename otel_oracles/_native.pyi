@@ -1130,10 +1130,11 @@ class VerdictMarkup:
         self, verdict: Any, index: int, shown: ShownFilter | None = None
     ) -> tuple[bytes, bytes]: ...
 
-def markup_text(text: str, how: Literal["html", "text", "attribute"]) -> str:
+def markup_text(text: str, how: Literal["html", "text", "attribute", "terminal"]) -> str:
     """``text`` as the reports write it (``native/python/src/report_markup.rs``): what
     ``terminal_safe`` escapes (C0 controls but tab and newline, DEL, C1, the bidirectional
-    overrides and isolates, surrogates) written as its Python escape, and ``html`` as
+    overrides and isolates, surrogates) written as its Python escape (``terminal``: only
+    that, the one implementation of ``report.terminal_safe``), and ``html`` as
     ``html.escape`` then escapes, ``text`` as XML character data (``&``, ``<``, ``>``; and
     U+FFFE, U+FFFF as escapes), ``attribute`` as an XML attribute value (those, ``"``,
     newline and tab as character references)."""

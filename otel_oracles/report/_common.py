@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import IO, AnyStr
 
 from otel_oracles._lazy_pattern import lazy_pattern
+from otel_oracles._native import markup_text
 from otel_oracles.model.result import InputProblem, Verdict
 
 SPOOL_MEMORY_BYTES = 1 << 20
@@ -37,42 +38,31 @@ def one_line(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-_TERMINAL_UNSAFE = lazy_pattern(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
-)
-"""Characters a terminal acts on instead of showing: C0 controls but tab and newline (ESC
-starts the sequences that retitle the window, clear the screen, move the cursor, write the
-clipboard or make links; CR overwrites the line), DEL, the C1 controls (``\x9b`` is CSI on
-terminals that take 8-bit controls), and the bidirectional overrides and isolates that make a
-line read in another order than it is ("Trojan Source"). And the surrogates, which are no
-characters and have no UTF-8 text: a ``str`` an application made can hold one (Python's
-``surrogateescape`` decoding of bytes that are not UTF-8, ``os.fsdecode``), and writing it
-raised ``UnicodeEncodeError``, losing the whole report."""
-
-
 def terminal_safe(text: str) -> str:
-    """``text`` with every character a terminal would act on, and every surrogate, written
-    as its Python escape (``\x1b``, ``\u202e``, ``\udcff``): what a trace names (agent,
-    tool, span, error text) is shown, never obeyed, and always has UTF-8 text. Every line
-    printed for a person (the table, ``inspect``, ``watch``, the ``error:``/``note:`` lines)
-    and every text of the JUnit and HTML reports goes through this; JSON escapes C0 itself
-    (and the core's JSON writer each surrogate, as ``\udcff`` too).
+    """``text`` with every character a terminal would act on instead of showing, and every
+    surrogate, written as its Python escape (``\x1b``, ``\u202e``, ``\udcff``): what a
+    trace names (agent, tool, span, error text) is shown, never obeyed, and always has UTF-8
+    text. Every line printed for a person (the table, ``inspect``, ``watch``, the
+    ``error:``/``note:`` lines) goes through this, and the JUnit and HTML reports escape
+    their texts the same way in the core; JSON escapes C0 itself (and the core's JSON writer
+    each surrogate, as ``\udcff`` too).
 
-    Every character ``_TERMINAL_UNSAFE`` finds is unprintable to Python (a control, a format
-    character), so printable text is returned unsearched: ``isprintable`` costs a fraction of
-    the regex's per-character charset test (the JUnit and HTML reports of data-2000 ask this
-    of 210,000 pieces of text, nearly all of them printable)."""
-    if text.isprintable() or _TERMINAL_UNSAFE().search(text) is None:
-        return text
-    return _TERMINAL_UNSAFE().sub(_escape_char, text)
-
-
-def _escape_char(match: re.Match[str]) -> str:
-    return ascii(match.group())[1:-1]
+    What is escaped: C0 controls but tab and newline (ESC starts the sequences that retitle
+    the window, clear the screen, move the cursor, write the clipboard or make links; CR
+    overwrites the line), DEL, the C1 controls (``\x9b`` is CSI on terminals that take 8-bit
+    controls), the bidirectional overrides and isolates that make a line read in another
+    order than it is ("Trojan Source"), and the surrogates, which are no characters and have
+    no UTF-8 text: a ``str`` an application made can hold one (Python's ``surrogateescape``
+    decoding of bytes that are not UTF-8, ``os.fsdecode``), and writing it raised
+    ``UnicodeEncodeError``, losing the whole report. The one implementation is the core's
+    (``markup_text(text, "terminal")``, which the reports' markup writers share); every
+    character it escapes is unprintable to Python (a control, a format character), so
+    printable text, nearly all of it, is returned without the call."""
+    return text if text.isprintable() else markup_text(text, "terminal")
 
 
 _JSON_UNSAFE = lazy_pattern("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-"""What ``_TERMINAL_UNSAFE`` holds beyond the C0 controls, which JSON escapes itself."""
+"""What ``terminal_safe`` escapes beyond the C0 controls, which JSON escapes itself."""
 
 
 def json_safe(text: str) -> str:

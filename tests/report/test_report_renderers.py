@@ -4,6 +4,7 @@ RunReport, whether its verdicts came from trajectories or traces."""
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 
 from otel_oracles.model.result import (
@@ -21,7 +22,6 @@ from otel_oracles.report import (
     render_junit,
     terminal_safe,
 )
-from otel_oracles.report._common import _TERMINAL_UNSAFE
 
 
 def result(outcome: Outcome, message: str, name: str = "check") -> OracleResult:
@@ -170,15 +170,35 @@ def test_junit_is_the_document_elementtree_writes() -> None:
         assert ET.tostring(root, encoding="unicode") == body
 
 
-def test_printable_text_holds_nothing_a_terminal_acts_on() -> None:
-    """``terminal_safe`` returns printable text unsearched: that is right only while every
-    character its pattern finds is unprintable."""
-    unsafe = _TERMINAL_UNSAFE()
-    found = [c for c in map(chr, range(0x110000)) if unsafe.match(c)]
+_TERMINAL_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+"""The definition of what ``terminal_safe`` escapes (DESIGN: shown, never obeyed): C0 but
+tab and newline, DEL, C1, the bidirectional overrides and isolates, the surrogates."""
+
+
+def reference_terminal_safe(text: str) -> str:
+    """``terminal_safe`` by its definition: each character ``_TERMINAL_UNSAFE`` finds written
+    as ``ascii`` writes it."""
+    return _TERMINAL_UNSAFE.sub(lambda m: ascii(m.group())[1:-1], text)
+
+
+def test_terminal_safe_escapes_every_character_as_its_definition() -> None:
+    """``terminal_safe`` (the core's ``markup_text(..., "terminal")``, asked only for
+    unprintable text) escapes exactly what the definition finds, as ``ascii`` writes it,
+    over every code point, a surrogate too; printable text is returned unasked, which is
+    right only while every character the definition finds is unprintable."""
+    found = [c for c in map(chr, range(0x110000)) if _TERMINAL_UNSAFE.match(c)]
     assert len(found) == 9 + 21 + 33 + 5 + 4 + 2048  # ... and the surrogates
     assert not [f"{ord(c):#x}" for c in found if c.isprintable()]
-    assert terminal_safe("tab\tand\nnewline kept, \x1b escaped") == (
-        "tab\tand\nnewline kept, \\x1b escaped"
+    wrong = []
+    for start in range(0, 0x110000, 256):
+        chunk = "".join(map(chr, range(start, start + 256)))
+        if terminal_safe(chunk) != reference_terminal_safe(chunk):
+            wrong.append(hex(start))
+    assert not wrong
+    assert terminal_safe("tab\tand\nnewline kept, \x1b escaped, <&> as they are") == (
+        "tab\tand\nnewline kept, \\x1b escaped, <&> as they are"
     )
 
 
@@ -203,7 +223,7 @@ def test_verbose_console_shows_messages_whole() -> None:
 
 def test_the_cores_markup_escapes_every_character_as_the_python_definitions() -> None:
     """The JUnit and HTML texts are written by the core (``markup_text``, ``VerdictMarkup``):
-    every code point, a surrogate too, must come out as ``terminal_safe`` then
+    every code point, a surrogate too, must come out as ``terminal_safe``'s definition then
     ``html.escape`` (the page) or ElementTree's escaping (JUnit, with XML's non-characters
     shown as escapes as well) would write it."""
     import html
@@ -218,14 +238,14 @@ def test_the_cores_markup_escapes_every_character_as_the_python_definitions() ->
         return text.replace("\n", "&#10;").replace("\t", "&#09;")
 
     def xml_clean(text: str) -> str:
-        text = terminal_safe(text)
+        text = reference_terminal_safe(text)
         return text.replace("\ufffe", "\\ufffe").replace("\uffff", "\\uffff")
 
     wrong = []
     for start in range(0, 0x110000, 256):  # each escape is its character's alone
         c = "".join(map(chr, range(start, start + 256)))
         expected = {
-            "html": html.escape(terminal_safe(c)),
+            "html": html.escape(reference_terminal_safe(c)),
             "text": xml_text(xml_clean(c)),
             "attribute": xml_attribute(xml_clean(c)),
         }

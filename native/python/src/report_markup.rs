@@ -114,13 +114,15 @@ fn write_escape(c: u32, out: &mut Vec<u8>) {
 }
 
 /// How a markup writer escapes: JUnit character data (`&`, `<`, `>`), a JUnit attribute
-/// value (those, `"`, and newline and tab as character references) or HTML text
-/// (`html.escape`: `&`, `<`, `>`, `"`, `'`).
+/// value (those, `"`, and newline and tab as character references), HTML text
+/// (`html.escape`: `&`, `<`, `>`, `"`, `'`), or no markup at all: a line for a terminal
+/// (`terminal_safe`), where only what a terminal acts on is escaped.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Markup {
     XmlText,
     XmlAttribute,
     Html,
+    Terminal,
 }
 
 /// `bytes` (a text's generalized UTF-8) escaped for `markup`, appended to `out`: the
@@ -138,6 +140,10 @@ fn write_markup(bytes: &[u8], markup: Markup, out: &mut Vec<u8>) {
         }
         let b = bytes[at];
         if (0x20..0x7f).contains(&b) {
+            if markup == Markup::Terminal {
+                at += 1;
+                continue;
+            }
             let entity: &[u8] = match b {
                 b'&' => b"&amp;",
                 b'<' => b"&lt;",
@@ -156,8 +162,8 @@ fn write_markup(bytes: &[u8], markup: Markup, out: &mut Vec<u8>) {
             continue;
         }
         let (c, len) = code_point(bytes, at);
-        let escaped =
-            terminal_unsafe(c) || (markup != Markup::Html && (c == 0xfffe || c == 0xffff));
+        let xml = matches!(markup, Markup::XmlText | Markup::XmlAttribute);
+        let escaped = terminal_unsafe(c) || (xml && (c == 0xfffe || c == 0xffff));
         if escaped {
             out.extend_from_slice(&bytes[start..at]);
             write_escape(c, out);
@@ -831,15 +837,17 @@ impl VerdictMarkup {
     }
 }
 
-/// `_common.terminal_safe`'s text of `text` as HTML (`_html.escape`), JUnit character data
-/// or a JUnit attribute value (`how`: `html`, `text`, `attribute`): what the page's and the
-/// document's other parts (title, notes, input errors, suite names) are written with.
+/// `text` as a terminal may be shown it (`how`: `terminal`; `_common.terminal_safe`), or
+/// that as HTML (`_html.escape`), JUnit character data or a JUnit attribute value (`html`,
+/// `text`, `attribute`): what the page's and the document's other parts (title, notes,
+/// input errors, suite names) are written with, and every line printed for a person.
 #[pyfunction]
 fn markup_text(text: &Bound<'_, PyString>, how: &str) -> PyResult<String> {
     let markup = match how {
         "html" => Markup::Html,
         "text" => Markup::XmlText,
         "attribute" => Markup::XmlAttribute,
+        "terminal" => Markup::Terminal,
         _ => return Err(PyValueError::new_err(format!("no markup {how:?}"))),
     };
     let mut out = Vec::new();
