@@ -61,6 +61,7 @@ class ServeProcess:
             text=True,
         )
         self.lines: list[str] = []
+        self._line_added = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         wait_until(lambda: self.listening() is not None or self.proc.poll() is not None,
@@ -72,7 +73,19 @@ class ServeProcess:
     def _read(self) -> None:
         assert self.proc.stderr is not None
         for line in self.proc.stderr:
-            self.lines.append(line)
+            with self._line_added:
+                self.lines.append(line)
+                self._line_added.notify_all()
+
+    def wait_for_line(self, text: str, timeout: float) -> str:
+        """The first log line containing ``text``, waiting (woken by each new line) up to
+        ``timeout`` seconds for it; AssertionError naming the last lines otherwise."""
+        with self._line_added:
+            found = self._line_added.wait_for(
+                lambda: next((x for x in self.lines if text in x), None), timeout
+            )
+        assert found, f"no log line with {text!r} after {timeout}s: {self.lines[-5:]}"
+        return found
 
     def listening(self) -> dict[str, Any] | None:
         for line in list(self.lines):
