@@ -147,6 +147,15 @@ class Spool:
         db.execute("PRAGMA page_size=65536")
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")
+        # A deleted body's pages are freed, not zeroed: SQLite built with SECURE_DELETE (as
+        # Debian's is) wrote every freed page of zeros to the WAL again. Its bytes stay in
+        # the file until a later request reuses the pages, as they stay in the WAL's frames
+        # anyway (docs/security.md). FAST still clears what lies in the tables' own pages.
+        db.execute("PRAGMA secure_delete=FAST")
+        # A body is written into zero-filled pages (``append``): spilled to the WAL while
+        # the transaction is open, they were checksummed and written twice. A request's
+        # pages stay in memory until its commit instead (its body is there already).
+        db.execute("PRAGMA cache_spill=OFF")
         db.executescript(_SCHEMA)
         for suffix in ("-wal", "-shm"):
             side = directory / (SPOOL_FILE + suffix)
@@ -169,10 +178,14 @@ class Spool:
             return 0
         with self._mutex, self._transaction() as db:
             cur = db.execute(
-                "INSERT INTO requests (signal, content_type, body) VALUES (?, ?, ?)",
-                (signal, content_type, body),
+                "INSERT INTO requests (signal, content_type, body) VALUES (?, ?, zeroblob(?))",
+                (signal, content_type, len(body)),
             )
             request_id = int(cur.lastrowid or 0)
+            # The body written into the row's pages from where it lies: bound as a parameter
+            # it was copied twice more (the binding's own copy, then the record's) first.
+            with db.blobopen("requests", "body", request_id) as blob:
+                blob.write(body)
             db.executemany(
                 "INSERT INTO parts (request_id, trace_id) VALUES (?, ?)",
                 [(request_id, t) for t in trace_ids],
@@ -187,12 +200,17 @@ class Spool:
         first trace needing it is handed over, while that trace still holds the request in
         the spool. Raises ``LookupError`` for a request no longer spooled."""
         with self._mutex:
-            row = self._db.execute(
-                "SELECT body FROM requests WHERE id = ?", (request_id,)
-            ).fetchone()
-        if row is None:
-            raise LookupError(f"request {request_id} is not in the spool")
-        return bytes(row[0])
+            db = self._db
+            try:
+                # Read from its pages straight into the bytes returned: a SELECT copies the
+                # value once more on its way out.
+                with db.blobopen("requests", "body", request_id, readonly=True) as blob:
+                    return blob.read()
+            except sqlite3.OperationalError:
+                # "no such rowid" has no error code of its own: tell it from an I/O error.
+                if db.execute("SELECT 1 FROM requests WHERE id = ?", (request_id,)).fetchone():
+                    raise
+        raise LookupError(f"request {request_id} is not in the spool")
 
     def settle(self, trace_ids: Iterable[str], *, exported: bool) -> int:
         """Traces graded: with ``exported``, their results are out (recorded, so no replay
