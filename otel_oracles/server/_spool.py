@@ -21,6 +21,11 @@ Bookkeeping, explicit and small (three tables):
   contracts hash is part of the key: a trace is "done" for the contracts it was graded
   against. Rows go with the last request that mentions their trace.
 
+``parts`` and ``exported`` are ``WITHOUT ROWID`` tables: each row lives in its primary
+key's b-tree alone, not in a rowid table and a key index as well, so a transaction writes
+one page fewer for each (a 64 KiB page, checksummed into the WAL). A spool created by an
+earlier version keeps its tables as they are; the statements read both alike.
+
 One ``serve`` per spool: an exclusive ``flock`` on ``serve.lock`` in the spool directory makes
 a second one fail at start instead of replaying (and grading) the same requests again.
 """
@@ -55,13 +60,13 @@ CREATE TABLE IF NOT EXISTS parts (
     trace_id TEXT NOT NULL,
     outstanding INTEGER NOT NULL DEFAULT 1,
     PRIMARY KEY (request_id, trace_id)
-);
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS parts_by_trace ON parts (trace_id);
 CREATE TABLE IF NOT EXISTS exported (
     trace_id TEXT NOT NULL,
     contracts TEXT NOT NULL,
     PRIMARY KEY (trace_id, contracts)
-);
+) WITHOUT ROWID;
 """
 
 

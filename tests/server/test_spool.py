@@ -173,6 +173,50 @@ def test_a_settled_body_is_not_written_again(tmp_path: Path) -> None:
     assert frames < 16, f"settling wrote {frames} pages to the WAL, expected the tables' few"
 
 
+OLDER_SCHEMA = """
+CREATE TABLE requests (id INTEGER PRIMARY KEY, signal TEXT NOT NULL,
+    content_type TEXT NOT NULL, body BLOB NOT NULL);
+CREATE TABLE parts (request_id INTEGER NOT NULL, trace_id TEXT NOT NULL,
+    outstanding INTEGER NOT NULL DEFAULT 1, PRIMARY KEY (request_id, trace_id));
+CREATE INDEX parts_by_trace ON parts (trace_id);
+CREATE TABLE exported (trace_id TEXT NOT NULL, contracts TEXT NOT NULL,
+    PRIMARY KEY (trace_id, contracts));
+"""
+"""The tables as spools were created before ``parts`` and ``exported`` lost their rowids."""
+
+
+def test_a_new_spool_keeps_its_bookkeeping_without_rowids_and_an_older_one_works_as_it_is(
+    tmp_path: Path,
+) -> None:
+    """``parts`` and ``exported`` rows live in their key's b-tree alone (one page fewer
+    written a transaction each); a spool holding the earlier tables, with a request
+    accepted by the earlier version, replays, settles and records exports the same."""
+    import sqlite3
+
+    new = opened(tmp_path / "new")
+    tables = dict(new._db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'"))
+    assert all(tables[t].endswith("WITHOUT ROWID") for t in ("parts", "exported")), tables
+
+    old_dir = tmp_path / "old"
+    old_dir.mkdir(mode=0o700)
+    db = sqlite3.connect(old_dir / SPOOL_FILE)
+    db.execute("PRAGMA journal_mode=WAL")
+    db.executescript(OLDER_SCHEMA)
+    db.execute("INSERT INTO requests VALUES (7, 'traces', 'application/x-protobuf', x'01')")
+    db.executemany("INSERT INTO parts (request_id, trace_id) VALUES (7, ?)", [("a",), ("b",)])
+    db.commit()
+    db.close()
+    old = opened(old_dir)
+    assert [(r.id, r.body, r.outstanding) for r in old.pending()] == [
+        (7, b"\x01", frozenset({"a", "b"}))
+    ]
+    assert old.settle(["a"], exported=True) == 0, "b is still outstanding"
+    later = old.append("traces", "application/x-protobuf", b"two", ["b", "c"])
+    assert old.body(later) == b"two"
+    assert old.settle(["b"], exported=True) == 1
+    assert [(r.id, r.outstanding) for r in old.pending()] == [(later, frozenset({"c"}))]
+
+
 def test_room_is_bounded_but_an_empty_spool_takes_any_request(tmp_path: Path) -> None:
     spool = opened(tmp_path, max_bytes=10)
     assert spool.has_room(1000), "empty: never livelock a sender"
