@@ -154,9 +154,19 @@ class StartUpGc:
     grading 2,000 traces and 27% of grading two 20,000-span traces (CPU, medians of 3
     interleaved runs, peak RSS unchanged; docs/performance-history.md, "Start-up"). Only ``main``
     does this: a program that embeds the group keeps its own collector settings.
+
+    Why a million: the threshold counts tracked objects allocated and not yet freed, and a
+    trace's spans, drafts and steps stay alive until it is graded, ~15 tracked objects a
+    span (~300,000 once a 20,000-span trace is mapped). A young collection scans every one
+    of them and frees nothing (grading makes no reference cycles: no collection of a grade
+    of the three ``bench/trace_size.py`` data sets found any), so at 50,000 a large trace
+    was scanned over and over while it was mapped (12 collections, ~7% of the CPU of
+    grading two 20,000-span traces; one or two for 2,000 traces of 20 spans): a cost per
+    span that only large traces paid. At a million none of the three runs one; a plug-in
+    that makes cycles has them freed after at most a million allocations.
     """
 
-    GEN0_THRESHOLD = 50_000
+    GEN0_THRESHOLD = 1_000_000
     THRESHOLDS = (GEN0_THRESHOLD, 20, 100)
     """Allocations before a young collection; young collections before a middle one; middle
     ones before a full one (CPython's defaults: 700, 10, 10)."""

@@ -591,7 +591,7 @@ def worker_main(
 def _settle_collector() -> None:
     """The garbage collector as ``otel-oracles``' own ``main`` leaves it for a command
     (``cli.StartUpGc``): what the worker allocated to start (modules, contracts, conventions,
-    the emitter) frozen out of the collector's scans, and a young generation of 50,000
+    the emitter) frozen out of the collector's scans, and a young generation of a million
     allocations instead of 700. A worker is a spawned process: it does not start through
     ``main``, so it kept CPython's defaults, and its collector walked the trace being graded
     and rescanned start-up's objects at every full collection: ~5% of a worker's grading CPU
