@@ -61,6 +61,7 @@ __all__ = [
     "VerdictJson",
     "VerdictMarkup",
     "VerdictRecords",
+    "VerdictReports",
     "Verdicts",
     "WireSpan",
     "absorb_layer",
@@ -97,6 +98,7 @@ __all__ = [
     "messages_empty",
     "nearest_draft",
     "nested_agent_handoffs",
+    "one_line",
     "outcome_from_layers",
     "parse_genai_messages",
     "parse_json",
@@ -1129,6 +1131,36 @@ class VerdictMarkup:
     def html(
         self, verdict: Any, index: int, shown: ShownFilter | None = None
     ) -> tuple[bytes, bytes]: ...
+
+@final
+class VerdictReports:
+    """Every report a run asks for of one verdict in one call
+    (``native/python/src/report_markup.rs``): the verdict's, its counts' and its results'
+    field values read once, and each result's shown message rendered once, for all of
+    them. ``write`` gives its JSON text (``json``'s ``write``, when ``json`` is given), its
+    testcase (``markup``'s ``junit``, with ``junit``) and its page row and section
+    (``markup``'s ``html``, the ``index``-th verdict, with ``html``), ``None`` for each
+    report not asked for; the same bytes as each writer's alone. ``json`` and ``markup``
+    must be built for the same models."""
+
+    def __new__(
+        cls,
+        json: VerdictJson | None,
+        markup: VerdictMarkup | None,
+        junit: bool,
+        html: bool,
+    ) -> VerdictReports: ...
+    def write(
+        self, verdict: Any, index: int, shown: ShownFilter | None = None
+    ) -> tuple[
+        bytes | None, tuple[str, bytes, int, int, int] | None, tuple[bytes, bytes] | None
+    ]: ...
+
+def one_line(text: str, limit: int = 300) -> str:
+    """``text`` on one line (``native/python/src/report_markup.rs``), for a table cell or
+    a message line: ``" ".join(text.split())`` cut to ``limit`` characters (at least 1),
+    its last one an ellipsis when cut. The one implementation: the table, the JUnit input
+    errors and the testcases' failure messages."""
 
 def markup_text(text: str, how: Literal["html", "text", "attribute", "terminal"]) -> str:
     """``text`` as the reports write it (``native/python/src/report_markup.rs``): what

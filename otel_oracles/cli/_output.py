@@ -17,7 +17,13 @@ import click
 from otel_oracles.emit import SHOWN_FILTER, ExplainMode
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
-from otel_oracles.report import ConsoleWriter, JsonWriter, Tally, terminal_safe
+from otel_oracles.report import (
+    ConsoleWriter,
+    JsonWriter,
+    Tally,
+    terminal_safe,
+    verdict_reports,
+)
 from otel_oracles.session import InputLimits
 
 if TYPE_CHECKING:
@@ -243,6 +249,10 @@ class ReportStream:
             self._html = HtmlWriter(self.tally)
         # The writers read the stream's tally, counted once here (after they rendered).
         self._json = JsonWriter(self.tally) if as_json else None
+        # One core call per verdict writes its text in every report asked for.
+        self._reports = verdict_reports(
+            json=as_json, junit=junit is not None, html=html is not None
+        )
         self._console = (
             None if as_json else ConsoleWriter(show_passing_details=verbose, tally=self.tally)
         )
@@ -257,20 +267,21 @@ class ReportStream:
     def add(self, verdict: Verdict) -> None:
         """Count ``verdict`` and render it through the privacy boundary.
 
-        Every writer applies the privacy filter (``SHOWN_FILTER``) itself as it renders a
-        result: the JSON, JUnit and HTML writers in the core (each result's shown message,
-        and HTML its scrubbed details), the table for the failing results' messages only;
-        no scrubbed copy of the verdict is built. The stream's tally counts
-        ``verdict`` once, after every writer rendered it (they number verdicts by it)."""
-        shown = self._shown_filter
-        if self._json is not None:
-            self._json.add(verdict, shown)
+        The JSON, JUnit and HTML texts are written by one core call (``VerdictReports``):
+        the verdict's fields read once and each result's shown message (the privacy filter,
+        ``SHOWN_FILTER``) rendered once for all of them, HTML's details scrubbed as they are
+        written; the table applies the filter to the failing results' messages only. No
+        scrubbed copy of the verdict is built. The stream's tally counts ``verdict`` once,
+        after every writer placed it (they number verdicts by it)."""
+        text, testcase, page = self._reports.write(verdict, self.tally.verdicts, self._shown_filter)
+        if self._json is not None and text is not None:
+            self._json.put(text)
         if self._console is not None:
             self._console.add(verdict, self._shown_text)
-        if self._junit is not None:
-            self._junit.add(verdict, shown)
-        if self._html is not None:
-            self._html.add(verdict, shown)
+        if self._junit is not None and testcase is not None:
+            self._junit.put(testcase)
+        if self._html is not None and page is not None:
+            self._html.put(*page)
         self.tally.add(verdict)
 
     def close(self) -> None:

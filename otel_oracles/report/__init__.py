@@ -20,7 +20,7 @@ from otel_oracles._lazy_names import lazy_names
 from otel_oracles._native import ShownFilter
 from otel_oracles.report._common import Tally, json_safe, terminal_safe
 from otel_oracles.report._console import ConsoleWriter, render_console
-from otel_oracles.report._json import JsonWriter, render_json, report_data
+from otel_oracles.report._json import JsonWriter, render_json, report_data, verdict_reports
 
 if TYPE_CHECKING:
     from otel_oracles.report._html import HtmlWriter, render_html
@@ -52,4 +52,5 @@ __all__ = [
     "render_junit",
     "report_data",
     "terminal_safe",
+    "verdict_reports",
 ]

@@ -32,12 +32,6 @@ def agent_label(verdict: Verdict) -> str:
     return parts[0] if parts else ""
 
 
-def one_line(text: str, limit: int = 300) -> str:
-    """Collapse whitespace runs and cut, for table cells and message lines."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
 def terminal_safe(text: str) -> str:
     """``text`` with every character a terminal would act on instead of showing, and every
     surrogate, written as its Python escape (``\x1b``, ``\u202e``, ``\udcff``): what a

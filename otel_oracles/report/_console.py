@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 
+from otel_oracles._native import one_line
 from otel_oracles.model.result import InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report._common import (
     SPOOL_WRITE_CHARS,
     Tally,
     agent_label,
     contract_label,
-    one_line,
     replay,
     spool,
     terminal_safe,

@@ -4,13 +4,13 @@ from a trace or trajectory is escaped."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from otel_oracles._native import VerdictMarkup, markup_text
-from otel_oracles.model.result import Counts, InputProblem, OracleResult, RunReport, Verdict
+from otel_oracles._native import markup_text
+from otel_oracles.model.result import InputProblem, RunReport, Verdict
 from otel_oracles.report._common import Tally, blocks, byte_spool
+from otel_oracles.report._markup import MARK, MARKUP
 
 if TYPE_CHECKING:
     from otel_oracles._native import ShownFilter
@@ -23,9 +23,6 @@ def escape(text: str) -> str:
     the report. The core's, as every text of a verdict's row is written."""
     return markup_text(text, "html")
 
-
-DETAILS_LIMIT = 4000
-"""Characters of each result's details JSON shown (stderr of a test run can be long)."""
 
 # Each outcome has its own colour and marker, so a tolerated failure never reads as a plain
 # pass: the four numbers are the point of the report.
@@ -51,46 +48,12 @@ overflow-wrap:anywhere;max-width:60em;white-space:pre-wrap}
 details{margin:.5em 0}summary{cursor:pointer}.legend span{margin-right:1.2em}
 """
 
-_MARK = {
-    "pass": "✓",
-    "tolerated": "◐",
-    "invariant_failure": "✗",
-    "budget_exhausted": "✗",
-    "missing_evidence": "?",
-    "error": "!",
-}
-"""A marker per outcome besides its colour (readable in print and for colour-blind eyes)."""
-
-DETAIL_VALUE_LIMIT = 600
-"""Characters of one details value shown inline; the rest is cut with an ellipsis."""
-
-
-_DETAIL_JSON = json.JSONEncoder(ensure_ascii=False, default=str).encode
-"""``json.dumps(value, ensure_ascii=False, default=str)`` without building an encoder per
-value (``dumps`` builds one whenever it is given options)."""
-
-_LEGEND = " ".join(f'<span class="o-{o}">{_MARK[o]} {o}</span>' for o in _MARK)
-
-_MARKUP = VerdictMarkup(
-    tuple(Verdict.model_fields),
-    tuple(OracleResult.model_fields),
-    tuple(Counts.model_fields),
-    list(_MARK.items()),
-    _DETAIL_JSON,
-    DETAIL_VALUE_LIMIT,
-    DETAILS_LIMIT,
-)
-"""Writes each verdict's summary row and section in the core
-(``native/python/src/report_markup.rs``), straight from its models' field values: every
-text escaped as ``escape`` escapes it, each details value as ``_DETAIL_JSON`` writes it
-(plain data by the core itself), cut at ``DETAIL_VALUE_LIMIT`` characters and the list
-at ``DETAILS_LIMIT``; failing verdicts, and passing ones that used a budget or lack
-evidence, start expanded (the verdicts a reader has to look at)."""
+_LEGEND = " ".join(f'<span class="o-{o}">{MARK[o]} {o}</span>' for o in MARK)
 
 
 class HtmlWriter:
     """Builds the page one verdict at a time, so ``grade`` need not keep every verdict: the
-    summary rows and the per-verdict sections, written as UTF-8 by the core (``_MARKUP``),
+    summary rows and the per-verdict sections, written as UTF-8 by the core (``MARKUP``),
     go to two spools (on disk past a megabyte) that ``chunks()`` places in the page. Same
     bytes as ``render_html`` of the whole report. ``tally`` as for ``JsonWriter``: given,
     its owner counts each verdict after ``add``."""
@@ -105,11 +68,16 @@ class HtmlWriter:
         """Lay out ``v``'s summary row and section; with ``shown`` (the privacy filter,
         ``emit.SHOWN_FILTER``) each result's message and details are what it shows, asked
         of it in the core as the row is written: no scrubbed copy of the verdict is built."""
-        row, section = _MARKUP.html(v, self.tally.verdicts, shown)
-        self._summary.write(row)
-        self._sections.write(section)
+        self.put(*MARKUP.html(v, self.tally.verdicts, shown))
         if self._counts:
             self.tally.add(v)
+
+    def put(self, row: bytes, section: bytes) -> None:
+        """Place a verdict's summary row and section as the core wrote them (``add``'s, or
+        ``VerdictReports.write``'s for a run writing several reports), the verdict numbered
+        ``tally.verdicts``; its owner counts it after."""
+        self._summary.write(row)
+        self._sections.write(section)
 
     def close(self) -> None:
         """Drop the spooled text (``lines``/``chunks`` do it when they finish)."""

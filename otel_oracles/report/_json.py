@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import TypeAdapter
 
-from otel_oracles._native import ShownFilter, VerdictJson, report_text
+from otel_oracles._native import ShownFilter, VerdictJson, VerdictReports, report_text
 from otel_oracles.model.result import Counts, InputProblem, OracleResult, RunReport, Verdict
 from otel_oracles.report._common import SPOOL_WRITE_CHARS, Tally, byte_spool
 
@@ -38,6 +38,19 @@ indent and ``json_safe``, as UTF-8. The report's only writer of verdicts: a mode
 otherwise than validation leaves it is read through its ``model_dump``, details or params
 that are not plain JSON data through ``_DETAILS``, and a value ``json.dumps`` refuses is
 refused with its error."""
+
+
+def verdict_reports(*, json: bool, junit: bool, html: bool) -> VerdictReports:
+    """The core's writer of each verdict's text in every report a run asks for, in one
+    call (``ReportStream``): its JSON text (``_VERDICT_JSON``'s), testcase and page row and
+    section (``_markup.MARKUP``'s), with each verdict's fields read once for them all."""
+    markup = None
+    if junit or html:
+        from otel_oracles.report._markup import MARKUP  # only for a run writing markup
+
+        markup = MARKUP
+    return VerdictReports(_VERDICT_JSON if json else None, markup, junit, html)
+
 
 _FIRST = b"    "
 _NEXT = b",\n    "
@@ -95,14 +108,19 @@ class JsonWriter:
         so no ``str`` of it is built, scanned and encoded; it raises, adding nothing, for a
         value ``json.dumps`` refuses. A surrogate (no UTF-8 text) is written as its JSON
         escape, ``\\udcff``, as ``json.dumps`` writes it by default."""
-        text = _VERDICT_JSON.write(v, shown)
+        self.put(_VERDICT_JSON.write(v, shown))
+        if self._counts:
+            self.tally.add(v)
+
+    def put(self, text: bytes) -> None:
+        """Place a verdict's text as the core wrote it (``add``'s, or
+        ``VerdictReports.write``'s for a run writing several reports), after the
+        ``tally.verdicts`` before it; its owner counts it after."""
         self._pending.append(_FIRST if not self.tally.verdicts else _NEXT)
         self._pending.append(text)
         self._pending_bytes += len(text)
         if self._pending_bytes >= SPOOL_WRITE_CHARS:
             self._flush()
-        if self._counts:
-            self.tally.add(v)
 
     def _flush(self) -> None:
         self._verdicts.write(b"".join(self._pending))

@@ -5,7 +5,7 @@ per contract x subject. A failing verdict carries ``<failure>`` (agent failures)
 The document is written as text, not built as an ElementTree: a tree per testcase, indented
 and serialized by ElementTree's Python serializer, was most of the report's cost (with the
 regex over every piece of text, ~0.45 G instructions of data-2000's 3,500 verdicts). Each
-testcase is written by the core (``_MARKUP``), the suites around them here. The bytes are
+testcase is written by the core (``_markup.MARKUP``), the suites around them here. The bytes are
 ElementTree's, indented as ``ET.indent`` lays them out (``tests/report/
 test_report_renderers.py`` holds the document to what ElementTree writes of it)."""
 
@@ -15,32 +15,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING
 
-from otel_oracles._native import VerdictMarkup, markup_text
-from otel_oracles.model.result import (
-    Counts,
-    InputProblem,
-    OracleResult,
-    RunReport,
-    Verdict,
-)
-from otel_oracles.report._common import blocks, byte_spool, one_line
+from otel_oracles._native import markup_text, one_line
+from otel_oracles.model.result import InputProblem, RunReport, Verdict
+from otel_oracles.report._common import blocks, byte_spool
+from otel_oracles.report._markup import MARKUP
 
 if TYPE_CHECKING:
     from otel_oracles._native import ShownFilter
-
-_MARKUP = VerdictMarkup(
-    tuple(Verdict.model_fields),
-    tuple(OracleResult.model_fields),
-    tuple(Counts.model_fields),
-    [],
-    str,
-    0,
-    0,
-)
-"""Writes each verdict's testcase in the core (``native/python/src/report_markup.rs``),
-straight from its models' field values: ElementTree's escaping and ``ET.indent``'s layout,
-each text as ``terminal_safe`` shows it and XML's non-characters escaped too. (The markers
-and the details' JSON are the HTML page's: a testcase shows neither.)"""
 
 
 def _attribute(text: str) -> str:
@@ -94,7 +75,13 @@ class JUnitWriter:
         """Write ``v``'s testcase; with ``shown`` (the privacy filter,
         ``emit.SHOWN_FILTER``) each message is the one it shows, asked of it in the core as
         the text is laid out: no scrubbed copy of the verdict is built."""
-        label, text, fails, errs, ns = _MARKUP.junit(v, shown)
+        self.put(MARKUP.junit(v, shown))
+
+    def put(self, testcase: tuple[str, bytes, int, int, int]) -> None:
+        """Place a testcase as the core wrote it (``add``'s, or ``VerdictReports.write``'s
+        for a run writing several reports): its suite's label, its text, its failures and
+        errors and its duration in nanoseconds."""
+        label, text, fails, errs, ns = testcase
         suite = self._suites.get(label)
         if suite is None:
             suite = self._suites[label] = _Suite()

@@ -93,6 +93,7 @@ NOT_FOR_GRADE = (
     # written as text).
     "otel_oracles.report._junit",
     "otel_oracles.report._html",
+    "otel_oracles.report._markup",
     "xml",
     # The file-kind sniffer: only when an input could not be read.
     "otel_oracles.cli._kinds",

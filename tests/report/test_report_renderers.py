@@ -7,6 +7,8 @@ import json
 import re
 import xml.etree.ElementTree as ET
 
+import pytest
+
 from otel_oracles.model.result import (
     InputProblem,
     OracleResult,
@@ -255,23 +257,48 @@ def test_the_cores_markup_escapes_every_character_as_the_python_definitions() ->
     assert not wrong
 
 
-def test_a_failures_message_is_one_line_as_python_cuts_it() -> None:
-    """The core collapses a failure's ``message`` attribute to one line as ``one_line``
-    does: every character ``str.split`` splits at (``str.isspace``) and no other, and the
-    cut at 1,000 characters (counted as Python counts them, a surrogate one)."""
-    from otel_oracles.report._common import one_line
+def reference_one_line(text: str, limit: int) -> str:
+    """``one_line``'s definition: whitespace runs collapsed (``str.split``) and cut."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
-    spaces = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
-    near = "\u180e\u200b\u2060\ufeff\x1c\x85\xa0"  # format and separator characters
-    for message in (
-        f"{spaces}one{spaces}two {near} three{spaces}",
-        "é" * 990 + " \ud800" * 20,
-        "x" * 998 + " y",
-        "x" * 999 + " y",
-    ):
+
+SPACES = "".join(chr(c) for c in range(0x110000) if chr(c).isspace())
+NEAR = "\u180e\u200b\u2060\ufeff\x1c\x85\xa0"  # format and separator characters
+ONE_LINE_CASES = (
+    f"{SPACES}one{SPACES}two {NEAR} three{SPACES}",
+    "é" * 990 + " \ud800" * 20,
+    "x" * 998 + " y",
+    "x" * 999 + " y",
+    "",
+    SPACES,
+    "\ud800\udcff " * 3,
+)
+
+
+def test_one_line_is_its_definition() -> None:
+    """``one_line`` (the core's, the one implementation: the table, the JUnit input errors
+    and failure messages) collapses every character ``str.split`` splits at
+    (``str.isspace``) and no other, and cuts at ``limit`` characters as Python counts them
+    (a surrogate one), at every limit from one character to past the text."""
+    from otel_oracles._native import one_line
+
+    for text in ONE_LINE_CASES:
+        for limit in (1, 2, 3, 5, 17, 300, 999, 1000, 1001, 5000):
+            assert one_line(text, limit) == reference_one_line(text, limit), (text, limit)
+    assert one_line("a  b\n") == "a b"
+    assert one_line("x" * 301) == "x" * 299 + "…"  # 300 characters by default
+    with pytest.raises(ValueError, match="at least one"):
+        one_line("x", 0)
+
+
+def test_a_failures_message_is_one_line_as_python_cuts_it() -> None:
+    """The core collapses a failure's ``message`` attribute to one line as ``one_line``'s
+    definition does, cut at 1,000 characters."""
+    for message in ONE_LINE_CASES[:4]:
         failing = result(Outcome.INVARIANT_FAILURE, message, "inv")
         root = ET.fromstring(render_junit(RunReport(verdicts=[verdict("s", failing)])))
         failure = root.find("testsuite/testcase/failure")
         assert failure is not None
-        expected = terminal_safe(one_line(f"inv: {message}", 1000))
+        expected = terminal_safe(reference_one_line(f"inv: {message}", 1000))
         assert failure.get("message") == expected

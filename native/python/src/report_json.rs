@@ -517,7 +517,7 @@ fn model_dump<'py>(model: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
 /// (`"name": `).
 pub(crate) struct Fields {
     pub(crate) names: Vec<Py<PyString>>,
-    keys: Vec<Vec<u8>>,
+    pub(crate) keys: Vec<Vec<u8>>,
 }
 
 /// A model's values as the report reads them: its fields' values, in declaration order, or
@@ -641,7 +641,7 @@ fn set_entry<'k, 'py>(entries: &mut Entries<'k, 'py>, key: &'k [u8], slot: Slot<
 /// `dict[str, Any]` field (`dump`), which makes details or params that are not plain JSON
 /// data what `model_dump` makes of them.
 #[pyclass(module = "otel_oracles._native", name = "VerdictJson", frozen)]
-struct VerdictJson {
+pub(crate) struct VerdictJson {
     verdict: Fields,
     result: Fields,
     counts: Fields,
@@ -660,6 +660,9 @@ struct VerdictJson {
     used_at: usize,
     budget_at: usize,
     steps_at: usize,
+    /// The verdict's `passed` and the counts `Verdict.verdict` reads (`derived_verdict`).
+    passed_at: usize,
+    derived_counts: [usize; 4],
     level: usize,
     dump: Py<PyAny>,
     /// `"verdict": `, the derived value's key.
@@ -687,6 +690,7 @@ impl VerdictJson {
     ) -> PyResult<Self> {
         let verdict = Fields::new(verdict_fields)?;
         let result = Fields::new(result_fields)?;
+        let counts = Fields::new(counts_fields)?;
         // A result's fields sit 3 deep in a verdict (verdict, results, result).
         let indent = INDENT * (level + 3);
         let result_lines = result
@@ -717,9 +721,16 @@ impl VerdictJson {
             used_at: result.position("used")?,
             budget_at: result.position("budget")?,
             steps_at: result.position("step_indexes")?,
+            passed_at: verdict.position("passed")?,
+            derived_counts: [
+                counts.position("invariant_failures")?,
+                counts.position("budget_exhausted")?,
+                counts.position("missing_evidence")?,
+                counts.position("errors")?,
+            ],
             verdict,
             result,
-            counts: Fields::new(counts_fields)?,
+            counts,
             level,
             dump: dump.unbind(),
             verdict_key: key_text("verdict"),
@@ -736,7 +747,52 @@ impl VerdictJson {
         verdict: &Bound<'py, PyAny>,
         shown: Option<&Bound<'py, ShownFilter>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let shown = shown.map(Bound::get);
+        let out = self.text(verdict, shown.map(Bound::get))?;
+        Ok(PyBytes::new(verdict.py(), &out))
+    }
+}
+
+/// A verdict's values as the reports read them once for all of them ([`crate::report_markup`]'s
+/// `VerdictReports`): its counts' and each result's field values, each result's shown message
+/// (the privacy filter's, when one is given) and the derived `verdict`.
+pub(crate) struct ReadVerdict<'a, 'py> {
+    pub(crate) counts: &'a [Bound<'py, PyAny>],
+    pub(crate) results: Vec<&'a [Bound<'py, PyAny>]>,
+    pub(crate) messages: &'a [Vec<u8>],
+    /// Each result's details as the filter scrubbed them, when they were (for the page).
+    pub(crate) scrubbed: Option<&'a [Bound<'py, PyDict>]>,
+    pub(crate) derived: &'static str,
+}
+
+/// `Verdict.verdict` from the verdict's `passed` and its counts' invariant failures,
+/// exhausted budgets, missing evidence and errors: `pass`, else `error` for a harness error
+/// with no agent failure, else `fail`.
+pub(crate) fn derived_verdict(
+    passed: &Bound<'_, PyAny>,
+    [invariant, exhausted, missing, errors]: [&Bound<'_, PyAny>; 4],
+) -> PyResult<&'static str> {
+    if passed.is_truthy()? {
+        return Ok("pass");
+    }
+    let agent_fail = invariant.is_truthy()? || exhausted.is_truthy()? || missing.is_truthy()?;
+    Ok(if errors.is_truthy()? && !agent_fail {
+        "error"
+    } else {
+        "fail"
+    })
+}
+
+impl VerdictJson {
+    /// The verdict's text from its values `held` (its fields' values, or its dump), and,
+    /// given `read`, its counts, results, shown messages and derived `verdict` as read
+    /// before, instead of read again.
+    pub(crate) fn verdict_text(
+        &self,
+        verdict: &Bound<'_, PyAny>,
+        held: Held<'_>,
+        read: Option<&ReadVerdict<'_, '_>>,
+        shown: Option<&ShownFilter>,
+    ) -> PyResult<Vec<u8>> {
         let mut out = Vec::with_capacity(8192);
         let cache = self.cache.lock().ok().and_then(|mut held| held.take());
         let mut w = Writer {
@@ -747,28 +803,58 @@ impl VerdictJson {
             cache,
             spare: Vec::new(),
         };
-        let written = self.write_verdict(&mut w, verdict, shown, &mut out);
+        let written = self.write_verdict(&mut w, verdict, held, read, shown, &mut out);
         if let (Some(cache), Ok(mut held)) = (w.cache.take(), self.cache.lock()) {
             *held = Some(cache);
         }
         match written {
-            Ok(()) => Ok(PyBytes::new(verdict.py(), &out)),
+            Ok(()) => Ok(out),
             Err(Stop::Raised(err)) => Err(err),
             Err(Stop::Left) => Err(PyValueError::new_err("a verdict's text was left unwritten")),
         }
     }
-}
 
-impl VerdictJson {
+    /// The verdict's text, all of it read here.
+    pub(crate) fn text(
+        &self,
+        verdict: &Bound<'_, PyAny>,
+        shown: Option<&ShownFilter>,
+    ) -> PyResult<Vec<u8>> {
+        self.verdict_text(verdict, self.verdict.values(verdict)?, None, shown)
+    }
+
+    /// Whether the verdict, counts and result field names are `names`' (the same models).
+    pub(crate) fn same_fields(&self, names: [&Fields; 3]) -> bool {
+        [&self.verdict, &self.counts, &self.result]
+            .iter()
+            .zip(names)
+            .all(|(mine, theirs)| mine.keys == theirs.keys)
+    }
+
     fn write_verdict(
         &self,
         w: &mut Writer,
         verdict: &Bound<'_, PyAny>,
+        held: Held<'_>,
+        read: Option<&ReadVerdict<'_, '_>>,
         shown: Option<&ShownFilter>,
         out: &mut Vec<u8>,
     ) -> Written {
         let py = verdict.py();
-        let mut entries: Entries<'_, '_> = match self.verdict.values(verdict)? {
+        // The derived `verdict` ("pass", "fail", "error"), as the report adds it: from the
+        // values read (the property's definition, `derived_verdict`), else the property.
+        let derived = match (read, &held) {
+            (Some(read), _) => Some(read.derived),
+            (None, Held::Fields(values)) => match self.counts.values(&values[self.counts_at])? {
+                Held::Fields(counts) => Some(derived_verdict(
+                    &values[self.passed_at],
+                    self.derived_counts.map(|at| &counts[at]),
+                )?),
+                Held::Dumped(_) => None,
+            },
+            (None, Held::Dumped(_)) => None,
+        };
+        let mut entries: Entries<'_, '_> = match held {
             Held::Fields(values) => values
                 .into_iter()
                 .enumerate()
@@ -798,8 +884,10 @@ impl VerdictJson {
                 entries
             }
         };
-        // The derived `verdict` ("pass", "fail", "error"), as the report adds it.
-        let derived = verdict.getattr(intern!(py, "verdict"))?;
+        let derived = match derived {
+            Some(derived) => PyString::intern(py, derived).into_any(),
+            None => verdict.getattr(intern!(py, "verdict"))?,
+        };
         set_entry(&mut entries, &self.verdict_key, Slot::Value(derived));
         out.push(b'{');
         for (i, (key, slot)) in entries.iter().enumerate() {
@@ -809,6 +897,10 @@ impl VerdictJson {
             w.newline(1, out);
             out.extend_from_slice(key);
             match slot {
+                Slot::Results(_) if read.is_some() => {
+                    let Some(read) = read else { unreachable!() };
+                    self.write_read_results(w, read, shown, out)?;
+                }
                 Slot::Results(held) => {
                     let results = match held {
                         Some(results) => results.clone(),
@@ -821,7 +913,11 @@ impl VerdictJson {
                         Some(counts) => counts.clone(),
                         None => verdict.getattr(intern!(py, "counts"))?,
                     };
-                    let entries = match self.counts.values(&counts)? {
+                    let held = match read {
+                        Some(read) => Held::Fields(read.counts.to_vec()),
+                        None => self.counts.values(&counts)?,
+                    };
+                    let entries = match held {
                         Held::Fields(values) => self
                             .counts
                             .keys
@@ -865,6 +961,72 @@ impl VerdictJson {
         Ok(())
     }
 
+    /// The results as read before (`ReadVerdict`), as `write_results` writes them.
+    fn write_read_results(
+        &self,
+        w: &mut Writer,
+        read: &ReadVerdict<'_, '_>,
+        shown: Option<&ShownFilter>,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        if read.results.is_empty() {
+            out.extend_from_slice(b"[]");
+            return Ok(());
+        }
+        for (k, values) in read.results.iter().enumerate() {
+            out.push(if k > 0 { b',' } else { b'[' });
+            w.newline(2, out);
+            let message = shown.map(|_| read.messages[k].as_slice());
+            let scrubbed = read.scrubbed.map(|scrubbed| &scrubbed[k]);
+            self.write_result_values(w, values, message, scrubbed, shown, out)?;
+        }
+        w.newline(1, out);
+        out.push(b']');
+        Ok(())
+    }
+
+    /// A result from its field values; with `shown`, its message and details are the
+    /// filter's: `message` and `scrubbed` when they were made before, else made here (the
+    /// details scrubbed as they are written).
+    fn write_result_values(
+        &self,
+        w: &mut Writer,
+        values: &[Bound<'_, PyAny>],
+        message: Option<&[u8]>,
+        scrubbed: Option<&Bound<'_, PyDict>>,
+        shown: Option<&ShownFilter>,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        // The shown message, written first (its text is rendered before the details are
+        // read) into the writer's spare buffer, then copied into its place.
+        let mut text = std::mem::take(&mut w.spare);
+        text.clear();
+        match (shown, message) {
+            (Some(_), Some(message)) => write_shown_string(message, &mut text),
+            (Some(filter), None) => filter.write_shown_message(&self.judged(values), &mut text)?,
+            (None, _) => {}
+        }
+        out.push(b'{');
+        for (i, value) in values.iter().enumerate() {
+            out.extend_from_slice(&self.result_lines[i]);
+            match shown {
+                Some(_) if i == self.message_at => out.extend_from_slice(&text),
+                Some(filter) if i == self.details_at => match scrubbed {
+                    Some(scrubbed) => self.write_data(w, scrubbed.as_any(), 3, out)?,
+                    None => self.write_scrubbed(w, filter, value, 3, out)?,
+                },
+                _ if i == self.details_at || i == self.params_at => {
+                    self.write_data(w, value, 3, out)?;
+                }
+                _ => w.write::<FULL>(value, 3, out)?,
+            }
+        }
+        w.spare = text;
+        w.newline(2, out);
+        out.push(b'}');
+        Ok(())
+    }
+
     fn write_result(
         &self,
         w: &mut Writer,
@@ -878,31 +1040,7 @@ impl VerdictJson {
         let mut entries: Entries<'_, '_> = match self.result.values(result)? {
             // The common case written straight from the field values.
             Held::Fields(values) => {
-                // The shown message, written first (its text is rendered before the details
-                // are read) into the writer's spare buffer, then copied into its place.
-                let mut message = std::mem::take(&mut w.spare);
-                message.clear();
-                if let Some(filter) = shown {
-                    filter.write_shown_message(&self.judged(&values), &mut message)?;
-                }
-                out.push(b'{');
-                for (i, value) in values.iter().enumerate() {
-                    out.extend_from_slice(&self.result_lines[i]);
-                    match shown {
-                        Some(_) if i == self.message_at => out.extend_from_slice(&message),
-                        Some(filter) if i == self.details_at => {
-                            self.write_scrubbed(w, filter, value, 3, out)?;
-                        }
-                        _ if i == self.details_at || i == self.params_at => {
-                            self.write_data(w, value, 3, out)?;
-                        }
-                        _ => w.write::<FULL>(value, 3, out)?,
-                    }
-                }
-                w.spare = message;
-                w.newline(2, out);
-                out.push(b'}');
-                return Ok(());
+                return self.write_result_values(w, &values, None, None, shown, out)
             }
             Held::Dumped(dumped) => dumped_entries(w, &dumped)?,
         };

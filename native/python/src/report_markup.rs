@@ -26,7 +26,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::report_json::{Fields, Held};
+use crate::report_json::{derived_verdict, Fields, Held, ReadVerdict, VerdictJson};
 use crate::scrub::{surrogatepass_bytes, Judged, ShownFilter};
 
 /// A `str`'s text as bytes: its UTF-8, or (one holding a surrogate, which has no UTF-8) its
@@ -208,8 +208,8 @@ fn python_space(c: u32) -> bool {
     )
 }
 
-/// `_common.one_line(text, limit)`: whitespace runs collapsed to one space (ends trimmed),
-/// cut to `limit` characters with an ellipsis.
+/// `one_line`'s definition, `" ".join(text.split())` cut: whitespace runs collapsed to one
+/// space (ends trimmed), cut to `limit` characters with an ellipsis.
 fn one_line(bytes: &[u8], limit: usize) -> Vec<u8> {
     let mut flat = Vec::with_capacity(bytes.len());
     let mut chars = 0;
@@ -466,10 +466,61 @@ impl VerdictMarkup {
         verdict: &Bound<'py, PyAny>,
         shown: Option<&Bound<'py, ShownFilter>>,
     ) -> PyResult<Testcase<'py>> {
-        let py = verdict.py();
         let shown = shown.map(Bound::get);
         let v = field_values(&self.verdict, verdict)?;
         let rows = self.rows(&v[self.v_results])?;
+        let messages = self.messages(&rows, shown)?;
+        self.testcase(verdict.py(), &v, None, &rows, &messages)
+    }
+
+    /// `verdict`'s summary row and its section of the page (the `index`-th verdict), each
+    /// result's message and details what `shown` shows of them when given.
+    #[pyo3(signature = (verdict, index, shown = None))]
+    fn html<'py>(
+        &self,
+        verdict: &Bound<'py, PyAny>,
+        index: usize,
+        shown: Option<&Bound<'py, ShownFilter>>,
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+        let shown = shown.map(Bound::get);
+        let v = field_values(&self.verdict, verdict)?;
+        let counts = field_values(&self.counts, &v[self.v_counts])?;
+        let rows = self.rows(&v[self.v_results])?;
+        let messages = self.messages(&rows, shown)?;
+        self.page(
+            verdict.py(),
+            &v,
+            &counts,
+            &rows,
+            &messages,
+            None,
+            index,
+            shown,
+        )
+    }
+}
+
+impl VerdictMarkup {
+    /// Each result's message as the reports show it (`message`), read once for all of them.
+    fn messages(
+        &self,
+        rows: &[ResultRow<'_>],
+        shown: Option<&ShownFilter>,
+    ) -> PyResult<Vec<Vec<u8>>> {
+        rows.iter().map(|row| self.message(row, shown)).collect()
+    }
+
+    /// The testcase (`junit`) of a verdict of field values `v`, results `rows` and their
+    /// shown `messages`; its counts' values `counts` when read before (else read when it
+    /// failed).
+    fn testcase<'py>(
+        &self,
+        py: Python<'py>,
+        v: &[Bound<'py, PyAny>],
+        counts: Option<&[Bound<'py, PyAny>]>,
+        rows: &[ResultRow<'py>],
+        messages: &[Vec<u8>],
+    ) -> PyResult<Testcase<'py>> {
         let mut out = Vec::with_capacity(1024);
         out.extend_from_slice(b"\n    <testcase classname=\"");
         write_markup(
@@ -484,12 +535,10 @@ impl VerdictMarkup {
         out.extend_from_slice(b"\">");
         // Each result's line, `{outcome} {name}: {message}`, escaped as character data
         // once: the failure text and system-out share it.
-        let mut messages = Vec::with_capacity(rows.len());
         let mut lines = Vec::with_capacity(rows.len());
-        for row in &rows {
+        for (row, message) in rows.iter().zip(messages) {
             // Escaping goes character by character: the pieces escaped one by one are the
             // line escaped whole.
-            let message = self.message(row, shown)?;
             let mut line = Vec::with_capacity(message.len() + 64);
             write_markup(
                 &outcome_of(&row.values[self.r_outcome])?,
@@ -503,9 +552,8 @@ impl VerdictMarkup {
                 &mut line,
             );
             line.extend_from_slice(b": ");
-            write_markup(&message, Markup::XmlText, &mut line);
+            write_markup(message, Markup::XmlText, &mut line);
             lines.push(line);
-            messages.push(message);
         }
         let passed = v[self.v_passed].is_truthy()?;
         let (mut failures, mut errors) = (0, 0);
@@ -521,8 +569,15 @@ impl VerdictMarkup {
             let Some(&first) = bad.first() else {
                 return Err(PyIndexError::new_err("list index out of range"));
             };
-            let counts = field_values(&self.counts, &v[self.v_counts])?;
-            let tag: &[u8] = if self.derived(&v, &counts)? == "error" {
+            let read;
+            let counts = match counts {
+                Some(counts) => counts,
+                None => {
+                    read = field_values(&self.counts, &v[self.v_counts])?;
+                    &read
+                }
+            };
+            let tag: &[u8] = if self.derived(v, counts)? == "error" {
                 errors = 1;
                 b"error"
             } else {
@@ -572,7 +627,7 @@ impl VerdictMarkup {
             out.extend_from_slice(b"</system-out>");
         }
         out.extend_from_slice(b"\n    </testcase>");
-        let label = self.contract_label(&v)?;
+        let label = self.contract_label(v)?;
         Ok((
             python_text(py, &label)?,
             PyBytes::new(py, &out),
@@ -582,25 +637,26 @@ impl VerdictMarkup {
         ))
     }
 
-    /// `verdict`'s summary row and its section of the page (the `index`-th verdict), each
-    /// result's message and details what `shown` shows of them when given.
-    #[pyo3(signature = (verdict, index, shown = None))]
-    fn html<'py>(
+    /// The summary row and section (`html`) of a verdict of field values `v`, counts'
+    /// values `counts`, results `rows` and their shown `messages`.
+    #[allow(clippy::too_many_arguments)]
+    fn page<'py>(
         &self,
-        verdict: &Bound<'py, PyAny>,
+        py: Python<'py>,
+        v: &[Bound<'py, PyAny>],
+        counts: &[Bound<'py, PyAny>],
+        rows: &[ResultRow<'py>],
+        messages: &[Vec<u8>],
+        scrubbed: Option<&[Bound<'py, PyDict>]>,
         index: usize,
-        shown: Option<&Bound<'py, ShownFilter>>,
+        shown: Option<&ShownFilter>,
     ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
-        let py = verdict.py();
-        let shown = shown.map(Bound::get);
-        let v = field_values(&self.verdict, verdict)?;
-        let counts = field_values(&self.counts, &v[self.v_counts])?;
-        let derived = self.derived(&v, &counts)?;
+        let derived = self.derived(v, counts)?;
         let passed = v[self.v_passed].is_truthy()?;
         let mut subject = Vec::new();
         write_markup(&str_of(&v[self.v_subject])?, Markup::Html, &mut subject);
         let mut contract = Vec::new();
-        write_markup(&self.contract_label(&v)?, Markup::Html, &mut contract);
+        write_markup(&self.contract_label(v)?, Markup::Html, &mut contract);
         let index = index.to_string();
 
         let mut row = Vec::with_capacity(512);
@@ -664,18 +720,30 @@ impl VerdictMarkup {
             b"</span></summary>\n<table><tr><th>check</th><th>type</th><th>layer</th>\
 <th>outcome</th><th>message</th><th>details</th></tr>\n",
         );
-        for (k, row_values) in self.rows(&v[self.v_results])?.iter().enumerate() {
+        for (k, (row_values, message)) in rows.iter().zip(messages).enumerate() {
             if k > 0 {
                 out.push(b'\n');
             }
-            self.result_row(row_values, shown, &mut out)?;
+            let scrubbed = scrubbed.map(|scrubbed| &scrubbed[k]);
+            self.result_row(row_values, message, scrubbed, shown, &mut out)?;
         }
         out.extend_from_slice(b"\n</table></details>");
         Ok((PyBytes::new(py, &row), PyBytes::new(py, &out)))
     }
-}
 
-impl VerdictMarkup {
+    /// Each result's field values, or None when one is held otherwise than validation
+    /// leaves it (read as an attribute each by `rows`, as its dump by the JSON writer).
+    fn read_rows<'py>(&self, results: &Bound<'py, PyAny>) -> PyResult<Option<Vec<ResultRow<'py>>>> {
+        let mut rows = Vec::new();
+        for result in results.try_iter()? {
+            match self.result.values(&result?)? {
+                Held::Fields(values) => rows.push(ResultRow { values }),
+                Held::Dumped(_) => return Ok(None),
+            }
+        }
+        Ok(Some(rows))
+    }
+
     /// Each result's field values.
     fn rows<'py>(&self, results: &Bound<'py, PyAny>) -> PyResult<Vec<ResultRow<'py>>> {
         let mut rows = Vec::new();
@@ -697,17 +765,11 @@ impl VerdictMarkup {
 
     /// `Verdict.verdict`: pass, fail, or error (a harness error with no agent failure).
     fn derived(&self, v: &[Bound<'_, PyAny>], c: &[Bound<'_, PyAny>]) -> PyResult<&'static str> {
-        if v[self.v_passed].is_truthy()? {
-            return Ok("pass");
-        }
-        let agent_fail = c[self.c_columns[0]].is_truthy()?
-            || c[self.c_columns[2]].is_truthy()?
-            || c[self.c_columns[3]].is_truthy()?;
-        Ok(if c[self.c_errors].is_truthy()? && !agent_fail {
-            "error"
-        } else {
-            "fail"
-        })
+        let [invariant, _, exhausted, missing] = self.c_columns;
+        derived_verdict(
+            &v[self.v_passed],
+            [&c[invariant], &c[exhausted], &c[missing], &c[self.c_errors]],
+        )
     }
 
     /// The result's message as the report shows it: `shown`'s, or its own.
@@ -736,6 +798,8 @@ impl VerdictMarkup {
     fn result_row(
         &self,
         row: &ResultRow<'_>,
+        message: &[u8],
+        scrubbed: Option<&Bound<'_, PyDict>>,
         shown: Option<&ShownFilter>,
         out: &mut Vec<u8>,
     ) -> PyResult<()> {
@@ -766,12 +830,13 @@ impl VerdictMarkup {
         out.push(b' ');
         write_markup(&outcome, Markup::Html, out);
         out.extend_from_slice(b"</td><td><pre>");
-        write_markup(&self.message(row, shown)?, Markup::Html, out);
+        write_markup(message, Markup::Html, out);
         out.extend_from_slice(b"</pre></td><td>");
         let details = &values[self.r_details];
-        match shown {
-            Some(filter) => self.details(filter.scrub(details)?.as_any(), out)?,
-            None => self.details(details, out)?,
+        match (scrubbed, shown) {
+            (Some(scrubbed), _) => self.details(scrubbed.as_any(), out)?,
+            (None, Some(filter)) => self.details(filter.scrub(details)?.as_any(), out)?,
+            (None, None) => self.details(details, out)?,
         }
         out.extend_from_slice(b"</td></tr>");
         Ok(())
@@ -837,6 +902,153 @@ impl VerdictMarkup {
     }
 }
 
+/// What one verdict gives each report a run asked for: its JSON text, its JUnit testcase
+/// (`VerdictMarkup.junit`'s) and its HTML summary row and section.
+type Written<'py> = (
+    Option<Bound<'py, PyBytes>>,
+    Option<Testcase<'py>>,
+    Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
+);
+
+/// Every report a run asked for (JSON, JUnit, HTML) of one verdict, in one call: the
+/// verdict's, its counts' and its results' field values read once, and each result's shown
+/// message rendered once, for all of them. Each writer read them again for itself, and the
+/// privacy filter rendered each message once per report (~85 M instructions of
+/// data-2000's three-report grade). The bytes are each writer's own: `VerdictJson.write`'s,
+/// `VerdictMarkup.junit`'s and `html`'s.
+#[pyclass(module = "otel_oracles._native", name = "VerdictReports", frozen)]
+struct VerdictReports {
+    json: Option<Py<VerdictJson>>,
+    markup: Option<Py<VerdictMarkup>>,
+    junit: bool,
+    html: bool,
+}
+
+#[pymethods]
+impl VerdictReports {
+    #[new]
+    #[pyo3(signature = (json, markup, junit, html))]
+    fn new(
+        json: Option<Bound<'_, VerdictJson>>,
+        markup: Option<Bound<'_, VerdictMarkup>>,
+        junit: bool,
+        html: bool,
+    ) -> PyResult<Self> {
+        if (junit || html) && markup.is_none() {
+            return Err(PyValueError::new_err(
+                "JUnit and HTML are written by a VerdictMarkup",
+            ));
+        }
+        if let (Some(json), Some(markup)) = (&json, &markup) {
+            let m = markup.get();
+            if !json.get().same_fields([&m.verdict, &m.counts, &m.result]) {
+                return Err(PyValueError::new_err(
+                    "the JSON and markup writers were built for different models",
+                ));
+            }
+        }
+        Ok(VerdictReports {
+            json: json.map(Bound::unbind),
+            markup: markup.map(Bound::unbind),
+            junit,
+            html,
+        })
+    }
+
+    /// `verdict`'s text in each report asked for (`None` for the others): the JSON's, the
+    /// JUnit testcase and the HTML row and section (the `index`-th verdict), each message and
+    /// details what `shown` (the privacy filter) shows of them when given.
+    #[pyo3(signature = (verdict, index, shown = None))]
+    fn write<'py>(
+        &self,
+        verdict: &Bound<'py, PyAny>,
+        index: usize,
+        shown: Option<&Bound<'py, ShownFilter>>,
+    ) -> PyResult<Written<'py>> {
+        let py = verdict.py();
+        let shown = shown.map(Bound::get);
+        let json = self.json.as_ref().map(|json| json.get());
+        let Some(m) = self.markup.as_ref().map(|markup| markup.get()) else {
+            // The JSON alone: its writer reads what it writes.
+            let Some(json) = json else {
+                return Ok((None, None, None));
+            };
+            let text = json.text(verdict, shown)?;
+            return Ok((Some(PyBytes::new(py, &text)), None, None));
+        };
+        // Read once: a model held otherwise than validation leaves it is read as each
+        // writer reads it alone (pydantic's dump for the JSON, its attributes for markup).
+        let held = m.verdict.values(verdict)?;
+        let read = match &held {
+            Held::Fields(v) => match (
+                m.counts.values(&v[m.v_counts])?,
+                m.read_rows(&v[m.v_results])?,
+            ) {
+                (Held::Fields(counts), Some(rows)) => Some((v.clone(), counts, rows)),
+                _ => None,
+            },
+            Held::Dumped(_) => None,
+        };
+        let Some((v, counts, rows)) = read else {
+            let text = match json {
+                Some(json) => Some(PyBytes::new(py, &json.text(verdict, shown)?)),
+                None => None,
+            };
+            let v = field_values(&m.verdict, verdict)?;
+            let counts = field_values(&m.counts, &v[m.v_counts])?;
+            let rows = m.rows(&v[m.v_results])?;
+            let messages = m.messages(&rows, shown)?;
+            return Ok((
+                text,
+                self.junit
+                    .then(|| m.testcase(py, &v, Some(&counts), &rows, &messages))
+                    .transpose()?,
+                self.html
+                    .then(|| m.page(py, &v, &counts, &rows, &messages, None, index, shown))
+                    .transpose()?,
+            ));
+        };
+        let messages = m.messages(&rows, shown)?;
+        // The page and the JSON show the same scrubbed details: scrubbed once for both.
+        let scrubbed = match shown {
+            Some(filter) if self.html && json.is_some() => Some(
+                rows.iter()
+                    .map(|row| filter.scrub(&row.values[m.r_details]))
+                    .collect::<PyResult<Vec<_>>>()?,
+            ),
+            _ => None,
+        };
+        let text = match json {
+            Some(json) => {
+                let read = ReadVerdict {
+                    counts: &counts,
+                    results: rows.iter().map(|row| row.values.as_slice()).collect(),
+                    messages: &messages,
+                    scrubbed: scrubbed.as_deref(),
+                    derived: m.derived(&v, &counts)?,
+                };
+                Some(PyBytes::new(
+                    py,
+                    &json.verdict_text(verdict, held, Some(&read), shown)?,
+                ))
+            }
+            None => None,
+        };
+        Ok((
+            text,
+            self.junit
+                .then(|| m.testcase(py, &v, Some(&counts), &rows, &messages))
+                .transpose()?,
+            self.html
+                .then(|| {
+                    let scrubbed = scrubbed.as_deref();
+                    m.page(py, &v, &counts, &rows, &messages, scrubbed, index, shown)
+                })
+                .transpose()?,
+        ))
+    }
+}
+
 /// `text` as a terminal may be shown it (`how`: `terminal`; `_common.terminal_safe`), or
 /// that as HTML (`_html.escape`), JUnit character data or a JUnit attribute value (`html`,
 /// `text`, `attribute`): what the page's and the document's other parts (title, notes,
@@ -856,8 +1068,23 @@ fn markup_text(text: &Bound<'_, PyString>, how: &str) -> PyResult<String> {
     String::from_utf8(out).map_err(|err| PyValueError::new_err(err.to_string()))
 }
 
+/// `text` on one line for a table cell or a message line: whitespace runs (what `str.split`
+/// splits at) collapsed to one space, the ends trimmed, cut to `limit` characters (a
+/// surrogate one) with an ellipsis. The one implementation: the table's result lines, the
+/// JUnit input errors' messages and the testcases' failure messages.
+#[pyfunction]
+#[pyo3(name = "one_line", signature = (text, limit = 300))]
+fn one_line_text<'py>(text: &Bound<'py, PyString>, limit: usize) -> PyResult<Bound<'py, PyString>> {
+    if limit == 0 {
+        return Err(PyValueError::new_err("a line holds at least one character"));
+    }
+    python_text(text.py(), &one_line(&text_of(text)?, limit))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<VerdictMarkup>()?;
+    m.add_class::<VerdictReports>()?;
+    m.add_function(wrap_pyfunction!(one_line_text, m)?)?;
     m.add_function(wrap_pyfunction!(markup_text, m)?)?;
     Ok(())
 }
