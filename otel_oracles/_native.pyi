@@ -33,6 +33,8 @@ __all__ = [
     "UNROOTED_IDLE_FACTOR",
     "Batch",
     "CheckHead",
+    "CheckPlan",
+    "CheckPlans",
     "CheckRunner",
     "Drafter",
     "EvidencePlan",
@@ -1426,6 +1428,44 @@ class CheckHead:
     def budget(self) -> Any: ...
     @property
     def why(self) -> Any: ...
+
+_Finding = TypeVar("_Finding")
+
+@final
+class CheckPlans(Generic[_Finding]):
+    """How the built-in checks make their ``native_plan`` (``grade.oracles.trace_common.PLANS``;
+    ``native/python/src/check_plans.rs``): ``finding`` the check's ``Finding`` class, the two
+    helpers the evidence is asked through."""
+
+    def __new__(
+        cls,
+        finding: type[_Finding],
+        failed_calls: Callable[[Any, str | None], Mapping[int, str]],
+        repeated_args_candidates: Callable[[Any, Sequence[Step], int], Sequence[Step]],
+    ) -> CheckPlans[_Finding]: ...
+    def tool_not_called(self, tools: tuple[str, ...]) -> CheckPlan[_Finding]: ...
+    def tool_errors(self, error_pattern: str | None) -> CheckPlan[_Finding]: ...
+    def tool_retries(self, error_pattern: str | None) -> CheckPlan[_Finding]: ...
+    def loop_detected(self, tools: tuple[str, ...], threshold: int) -> CheckPlan[_Finding]: ...
+    def max_tool_calls(self, tools: tuple[str, ...], max: int) -> CheckPlan[_Finding]: ...
+    def max_steps(
+        self, kinds: frozenset[StepKind], generation: StepKind, max: int
+    ) -> CheckPlan[_Finding]: ...
+    def tokens(
+        self,
+        max_input_tokens: int | None,
+        max_output_tokens: int | None,
+        max_total_tokens: int | None,
+    ) -> CheckPlan[_Finding]: ...
+
+@final
+class CheckPlan(Generic[_Finding]):
+    """One built-in check's usual answer, computed by the core (``OracleCheck.native_plan``)."""
+
+    def finding(self, ctx: Any) -> _Finding | None:
+        """The check's finding on ``ctx`` when it is the usual answer, else ``None``."""
+    def within(self, ctx: Any, count: int) -> _Finding:
+        """The finding with nothing over the check's bound, ``count`` calls counted."""
 
 @final
 class ModelFill:

@@ -63,9 +63,10 @@ class CompiledCheck(Frozen):
     fields every result of it has that the check alone decides (``oracle_type``, ``name``,
     ``layer``, ``params``, ``budget``, ``why``: read off the spec, a pydantic model whose
     every attribute read goes through its ``__getattr__`` hook), whether its layer is a
-    known one and a tolerance, and its oracle's ``runs_commands`` and
-    ``needs_full_coverage``. Its ``params`` are shared by every result that is validated:
-    read them, never change them."""
+    known one and a tolerance, its oracle's ``runs_commands`` and ``needs_full_coverage``,
+    and a built-in oracle's ``native_plan`` (asked before its ``check``:
+    ``OracleCheck.native_plan``). Its ``params`` are shared by every result that is
+    validated: read them, never change them."""
 
     def __init__(
         self,

@@ -40,6 +40,7 @@ use pyo3::types::{
     PyBool, PyDict, PyFrozenSet, PyInt, PyList, PyMapping, PySet, PyString, PyTuple, PyType,
 };
 
+use crate::check_plans::CheckPlan;
 use crate::slots::{blank, object_new, SlotLayout};
 
 /// How deeply a finding's `details` may nest, counting `details` itself as level 1 and each
@@ -490,7 +491,16 @@ impl CheckRunner {
                     // Checked before the check runs, so a plug-in cannot run anything here.
                     self.refuse_commands.bind(py).call1((ctx,))?;
                 }
-                let found = oracle.call_method1(intern!(py, "check"), (ctx,))?;
+                // A built-in check's usual answer is its plan's, made here without entering
+                // Python (`check_plans`); anything else is its `check` method's.
+                let planned = match &head.plan {
+                    Some(plan) => plan.get().run(ctx)?,
+                    None => None,
+                };
+                let found = match planned {
+                    Some(found) => found,
+                    None => oracle.call_method1(intern!(py, "check"), (ctx,))?,
+                };
                 if head.foreign
                     && nests_too_deep(&self.finding(&found, DETAILS, intern!(py, "details"))?, 1)?
                 {
@@ -645,6 +655,9 @@ pub struct CheckHead {
     tolerance: bool,
     runs_commands: bool,
     needs_full_coverage: bool,
+    /// The oracle's `native_plan` (`check_plans`), a built-in's only: a plug-in's class
+    /// (`foreign`), even one subclassing a built-in, is always asked through its `check`.
+    plan: Option<Py<CheckPlan>>,
 }
 
 #[pymethods]
@@ -672,7 +685,16 @@ impl CheckHead {
             }
             oracle.getattr(name)?.is_truthy()
         };
+        let plan = if foreign || oracle.is_none() {
+            None
+        } else {
+            let plan = oracle.getattr(intern!(py, "native_plan"))?;
+            plan.cast::<CheckPlan>()
+                .ok()
+                .map(|plan| plan.clone().unbind())
+        };
         Ok(Self {
+            plan,
             is_layer: is_layer(&layer)?,
             tolerance: layer.eq(intern!(py, "tolerance"))?,
             runs_commands: flag(intern!(py, "runs_commands"))?,

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 
 mod assemble_offline;
 mod batch;
+mod check_plans;
 mod checks;
 mod decode_json;
 mod decode_proto;
@@ -76,6 +77,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     evidence::register(m)?;
     results::register(m)?;
     checks::register(m)?;
+    check_plans::register(m)?;
     slots::register(m)?;
     Ok(())
 }

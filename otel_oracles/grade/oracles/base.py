@@ -41,7 +41,7 @@ from typing import (
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from otel_oracles._native import SlotClass
+from otel_oracles._native import CheckPlan, SlotClass
 from otel_oracles.errors import SandboxError
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.model.field_docs import describe_fields
@@ -497,6 +497,13 @@ class OracleCheck(ABC):
     contract may accept (``on_missing_evidence: warn``) as a pass. A check whose recorded
     failure missing data could explain away (a loop of calls whose arguments were not
     captured, a citation the unseen results may back) leaves this False."""
+
+    native_plan: "CheckPlan[Finding] | None" = None
+    """The check's usual answer made by the core (``CheckPlan``, ``native/python/src/
+    check_plans.rs``), built once from its params by a built-in's ``__init__``: the
+    evaluator's loop asks it instead of entering ``check``, and runs ``check`` only when it
+    answers ``None``. ``check`` asks the same plan first, so both give one finding. A
+    plug-in leaves it ``None``; its ``check`` is always called."""
 
     def __init__(self, params: OracleParams) -> None:
         self.params = params

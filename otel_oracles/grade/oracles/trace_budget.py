@@ -7,6 +7,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
+from otel_oracles._native import CheckPlan
 from otel_oracles.grade.evidence import group_steps, list_steps
 from otel_oracles.grade.oracles.base import (
     CoverageParams,
@@ -15,7 +16,7 @@ from otel_oracles.grade.oracles.base import (
     OracleCheck,
     OracleParams,
 )
-from otel_oracles.grade.oracles.trace_common import indexes, span_ids
+from otel_oracles.grade.oracles.trace_common import PLANS, indexes, span_ids
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.defaults import new_list
 from otel_oracles.model.step import Step
@@ -191,8 +192,18 @@ class Tokens(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"token_usage"})
     params: TokensParams
     given: TokensParams
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: TokensParams) -> None:
+        super().__init__(params)
+        p = self.given
+        self.native_plan = PLANS.tokens(p.max_input_tokens, p.max_output_tokens, p.max_total_tokens)
 
     def check(self, ctx: GradeContext) -> Finding:
+        # Within every limit (most runs): the core's sums and pass (``native_plan``).
+        found = self.native_plan.finding(ctx)
+        if found is not None:
+            return found
         p = self.given
         ev = ctx.evidence
         leaves: list[Step] = ev.memoized("leaf_generations", ev.groups.leaf_generations)
@@ -206,17 +217,12 @@ class Tokens(OracleCheck):
         }
         over = [f"{k} {sums[k]} > {v}" for k, v in limits.items() if v is not None and sums[k] > v]
         details = {"model_calls": len(leaves), **{f"{k}_tokens": v for k, v in sums.items()}}
-        if over:
-            heavy = sorted(leaves, key=lambda g: -((g.input_tokens or 0) + (g.output_tokens or 0)))
-            heavy = heavy[:5]
-            return Finding.fail(
-                f"token budget exceeded over {len(leaves)} model call(s): {'; '.join(over)}",
-                details=details,
-                span_ids=span_ids(heavy),
-                step_indexes=indexes(heavy),
-            )
-        return Finding.ok(
-            f"{sums['input']} input + {sums['output']} output tokens "
-            f"over {len(leaves)} model call(s)",
+        # Over a limit (the plan answers every run within them).
+        heavy = sorted(leaves, key=lambda g: -((g.input_tokens or 0) + (g.output_tokens or 0)))
+        heavy = heavy[:5]
+        return Finding.fail(
+            f"token budget exceeded over {len(leaves)} model call(s): {'; '.join(over)}",
             details=details,
+            span_ids=span_ids(heavy),
+            step_indexes=indexes(heavy),
         )

@@ -15,10 +15,11 @@ from pydantic import AfterValidator, Field
 
 from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
+from otel_oracles._native import CheckPlans
 from otel_oracles._native import call_failures as native_call_failures
 from otel_oracles._native import repeated_args_candidates as native_repeated_args_candidates
 from otel_oracles.grade.evidence import Evidence, absent, is_placeholder
-from otel_oracles.grade.oracles.base import OracleParams
+from otel_oracles.grade.oracles.base import Finding, OracleParams
 from otel_oracles.model.defaults import new_dict
 from otel_oracles.model.step import GENERATION, Step
 from otel_oracles.model.tool_name import first_match
@@ -357,6 +358,12 @@ def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int
     keep more calls for the full normalization, which decides."""
     made: dict[int, int | None] = ev.memoized("leaf_screens", dict)
     return native_repeated_args_candidates(calls, threshold, made, RAW_STEP_META, _PLAIN_VALUES)
+
+
+PLANS = CheckPlans(Finding, failed_calls, repeated_args_candidates)
+"""What the built-in checks make their ``native_plan`` with (``OracleCheck.native_plan``):
+the core's usual answers, asking the evidence through these helpers as the Python bodies
+do, so both share each memoized answer."""
 
 
 class ArgsMatch(OracleParams):

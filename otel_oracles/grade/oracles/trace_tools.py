@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from otel_oracles._native import tool_repeats, tool_sequence_diff
+from otel_oracles._native import CheckPlan, tool_repeats, tool_sequence_diff
 from otel_oracles.grade.evidence import Evidence, list_steps, where
 from otel_oracles.grade.oracles.base import (
     CoverageParams,
@@ -33,6 +33,7 @@ from otel_oracles.grade.oracles.base import (
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
     DENIED,
+    PLANS,
     ArgsMatch,
     NamelessTwins,
     Regex,
@@ -182,16 +183,19 @@ class ToolNotCalled(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: ToolNotCalledParams
     given: ToolNotCalledParams
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: ToolNotCalledParams) -> None:
+        super().__init__(params)
+        self.native_plan = PLANS.tool_not_called(tuple(self.given.tool))
 
     def check(self, ctx: GradeContext) -> Finding:
+        # The usual answer, none of the tools called: the core's (``native_plan``).
+        found = self.native_plan.finding(ctx)
+        if found is not None:
+            return found
         p = self.given
         bad = ctx.evidence.calls_of(tuple(p.tool), unknown_namespace_matches=True)
-        if not bad:  # the usual answer: nothing to name or point at
-            return Finding.ok(
-                f"none of {', '.join(p.tool)} was called",
-                used=0,
-                details={"calls": 0, "tools": []},
-            )
         names = sorted({s.tool or "?" for s in bad})
         kw: dict[str, Any] = {
             "span_ids": span_ids(bad),
@@ -431,6 +435,7 @@ class ToolRetries(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_outcomes"})
     params: ToolRetriesParams
     given: ToolRetriesParams
+    native_plan: "CheckPlan[Finding]"
 
     def required_evidence(self) -> frozenset[str]:
         """Which calls ran needs every call's name, but whether a call was a retry rests only
@@ -442,13 +447,19 @@ class ToolRetries(OracleCheck):
             return self.evidence
         return frozenset({"tool_names", *(f"tool_outcomes:{t}" for t in tools)})
 
+    def __init__(self, params: ToolRetriesParams) -> None:
+        super().__init__(params)
+        self.native_plan = PLANS.tool_retries(self.given.error_pattern)
+
     def check(self, ctx: GradeContext) -> Finding:
+        # The usual answer, no call failed so none was retried: the core's (``native_plan``).
+        found = self.native_plan.finding(ctx)
+        if found is not None:
+            return found
         p = self.given
         retries = find_retries(ctx.evidence, tuple(p.tools), p.error_pattern)
-        if not retries:  # the usual answer: within any budget, nothing to point at
-            return Finding.ok(
-                "no retries", used=0, details={"retries": 0, "per_tool": {}, "retried_after": []}
-            )
+        if not retries:  # calls failed, none was retried: within any budget
+            return self.native_plan.within(ctx, 0)
         per_tool: dict[str, int] = defaultdict(int)
         for s, _, _ in retries:
             per_tool[s.tool or "?"] += 1
@@ -504,6 +515,11 @@ class LoopDetected(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_arguments"})
     params: LoopDetectedParams
     given: LoopDetectedParams
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: LoopDetectedParams) -> None:
+        super().__init__(params)
+        self.native_plan = PLANS.loop_detected(tuple(self.given.tools), self.given.threshold)
 
     def required_evidence(self) -> frozenset[str]:
         if self.given.tools:
@@ -511,23 +527,22 @@ class LoopDetected(OracleCheck):
         return self.evidence
 
     def check(self, ctx: GradeContext) -> Finding:
+        # The usual answer, fewer calls than ``threshold`` or none that may repeat another's
+        # arguments so often: the core's (``native_plan``, which reads ``stopped_short``).
+        found = self.native_plan.finding(ctx)
+        if found is not None:
+            return found
         p = self.given
         groups: dict[tuple[str | None, str], list[Step]] = defaultdict(list)
         calls = ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
-        # Calls that cannot be part of a loop (a tool called fewer than threshold times, or
-        # whose top-level string arguments differ from all but a few of its other calls) need
-        # no normalizing (the costly part); leaving their groups out changes neither the
-        # loops found nor their order.
-        if len(calls) >= p.threshold:  # fewer calls in all make no loop
-            for s in repeated_args_candidates(ctx.evidence, calls, p.threshold):
-                groups[(s.tool, step_normalized_args(ctx.evidence, s))].append(s)
+        # Calls that cannot be part of a loop (whose top-level string arguments differ from
+        # all but a few of its other calls) need no normalizing (the costly part); leaving
+        # their groups out changes neither the loops found nor their order.
+        for s in repeated_args_candidates(ctx.evidence, calls, p.threshold):
+            groups[(s.tool, step_normalized_args(ctx.evidence, s))].append(s)
         loops = [g for g in groups.values() if len(g) >= p.threshold]
-        if not loops:  # the usual answer: nothing to point at
-            found = f"no tool called {p.threshold}+ times with the same arguments"
-            stopped = ctx.evidence.stopped_short()
-            if stopped is not None:  # the calls the limit cut off may have made a loop
-                return Finding.missing(f"{found} before {stopped}", used=0, details={"loops": []})
-            return Finding.ok(found, used=0, details={"loops": []})
+        if not loops:  # candidates, but their normalized arguments differ
+            return self.native_plan.within(ctx, 0)
         steps = [s for g in loops for s in g]
         kw: dict[str, Any] = {
             "used": len(loops),
@@ -542,11 +557,11 @@ class LoopDetected(OracleCheck):
         )
         if len(loops) > p.max:
             return Finding.fail(f"loop detected: {desc}", **kw)
-        found = f"{len(loops)} loop(s) within {p.max}: {desc}"
+        within = f"{len(loops)} loop(s) within {p.max}: {desc}"
         stopped = ctx.evidence.stopped_short()
         if stopped is not None:  # the calls the limit cut off may have made the loop
-            return Finding.missing(f"{found} before {stopped}", **kw)
-        return Finding.ok(found, **kw)
+            return Finding.missing(f"{within} before {stopped}", **kw)
+        return Finding.ok(within, **kw)
 
 
 class ToolErrorsParams(CoverageParams):
@@ -569,11 +584,18 @@ class ToolErrors(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names", "tool_outcomes"})
     params: ToolErrorsParams
     given: ToolErrorsParams
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: ToolErrorsParams) -> None:
+        super().__init__(params)
+        self.native_plan = PLANS.tool_errors(self.given.error_pattern)
 
     def check(self, ctx: GradeContext) -> Finding:
+        # The usual answer, no call failed (most runs): the core's (``native_plan``).
+        found = self.native_plan.finding(ctx)
+        if found is not None:
+            return found
         p = self.given
-        if not failed_calls(ctx.evidence, p.error_pattern):  # no call failed (most runs)
-            return Finding.ok("no failed tool calls", used=0, details={"failed": []})
         twins = nameless_twins(ctx.evidence)
         failures = call_failures(ctx.evidence, p.error_pattern)
         calls = ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
@@ -641,8 +663,18 @@ class MaxToolCalls(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: MaxToolCallsParams
     given: MaxToolCallsParams
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: MaxToolCallsParams) -> None:
+        super().__init__(params)
+        self.native_plan = PLANS.max_tool_calls(tuple(self.given.tools), self.given.max)
 
     def check(self, ctx: GradeContext) -> Finding:
+        # The usual answer, no call left out and the count within ``max``: the core's
+        # (``native_plan``), which also words the count within ``max`` below.
+        found = self.native_plan.finding(ctx)
+        if found is not None:
+            return found
         p = self.given
         # A framework that answers through a tool makes one more call than one that answers
         # in text: counting it would fail a run that did no more work than the budget allows.
@@ -668,16 +700,8 @@ class MaxToolCalls(OracleCheck):
                 span_ids=span_ids(extra),
                 step_indexes=indexes(extra),
             )
-        stopped = ctx.evidence.stopped_short()
-        if stopped is not None:  # a lower bound: the calls the limit cut off are unknown
-            return Finding.missing(
-                f"at least {len(calls)} tool calls (at most {p.max} allowed), but {stopped}: "
-                "how many the agent would have made is not shown",
-                details={"tool_calls": len(calls)},
-            )
-        return Finding.ok(
-            f"{len(calls)} tool calls (at most {p.max})", details={"tool_calls": len(calls)}
-        )
+        # Within ``max``: a pass, or a lower bound when a framework's limit cut the run off.
+        return self.native_plan.within(ctx, len(calls))
 
 
 DEFAULT_STEP_KINDS: list[StepKind] = [
@@ -716,6 +740,12 @@ class MaxSteps(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"steps"})
     params: MaxStepsParams
     given: MaxStepsParams
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: MaxStepsParams) -> None:
+        super().__init__(params)
+        p = self.given
+        self.native_plan = PLANS.max_steps(frozenset(p.kinds), StepKind.GENERATION, p.max)
 
     def required_evidence(self) -> frozenset[str]:
         if set(self.given.kinds) & TOOL_KINDS:
@@ -723,6 +753,11 @@ class MaxSteps(OracleCheck):
         return self.evidence
 
     def check(self, ctx: GradeContext) -> Finding:
+        # The usual answer, a count within ``max`` that stands: the core's (``native_plan``,
+        # which also words a count within ``max`` below).
+        found = self.native_plan.finding(ctx)
+        if found is not None:
+            return found
         p = self.given
         kinds = set(p.kinds)
         twinned = nameless_twins(ctx.evidence).twinned
@@ -764,11 +799,5 @@ class MaxSteps(OracleCheck):
                     span_ids=span_ids(driven[:3]),
                     step_indexes=indexes(driven[:3]),
                 )
-        stopped = ctx.evidence.stopped_short()
-        if stopped is not None:  # a lower bound: the steps the limit cut off are unknown
-            return Finding.missing(
-                f"at least {len(counted)} steps (at most {p.max} allowed), but {stopped}: "
-                "how many the agent would have taken is not shown",
-                details=details,
-            )
-        return Finding.ok(f"{len(counted)} steps (at most {p.max})", details=details)
+        # Within ``max``: a pass, or a lower bound when a framework's limit cut the run off.
+        return self.native_plan.within(ctx, len(counted))

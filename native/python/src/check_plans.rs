@@ -1,0 +1,561 @@
+//! Built-in checks' usual answers, decided in the core (`CheckPlan`): what most
+//! trajectories get from `tool_not_called`, `tool_errors`, `tool_retries`, `loop_detected`,
+//! `max_tool_calls`, `max_steps` and `tokens` (nothing forbidden called, no call failed, no
+//! retry, no loop, calls, steps and tokens within their bounds) is a memoized evidence ask
+//! or two and a finding whose message the params and a count decide. Made once per check
+//! from its params (`CheckPlans`, when its oracle is built), a plan is run by the
+//! evaluator's loop (`CheckRunner`, `checks.rs`) instead of the oracle's Python `check`, the
+//! finding built in its memory (`SlotClass`); anything else (a forbidden call found, a
+//! failed call, candidates for a loop, a count over the bound, an answering or nameless
+//! call, a merged model call) is "not handled" (`None`) and the Python body runs, which
+//! starts by asking the same plan (and ends on its `within` where it finds a count within
+//! the bound), so each finding has one implementation.
+//!
+//! The evidence is read through `Evidence`'s own memoized answers (`calls_of`,
+//! `answering`, `stopped_short`, `nameless_calls`, `memoized` leaf model calls, and the
+//! `failed_calls` and `repeated_args_candidates` helpers of `trace_common`), so a plan and a
+//! Python body that ask after it share every answer.
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFrozenSet, PyList, PyString, PyTuple, PyType};
+
+use crate::slots::{Fallback, SlotClass};
+
+/// `Finding`'s fields in declaration order (its `__slots__`' order, which `SlotClass`
+/// fills positionally).
+const FINDING_FIELDS: [&str; 8] = [
+    "status",
+    "message",
+    "details",
+    "span_ids",
+    "step_indexes",
+    "used",
+    "breach",
+    "unseen",
+];
+
+/// What a plan decides and the params it reads (the check's, copied once).
+enum Kind {
+    /// `tool_not_called`: none of `tools` called (`calls_of(tools, True)` empty).
+    NotCalled {
+        tools: Py<PyTuple>,
+        /// `"none of {', '.join(tools)} was called"`.
+        message: Py<PyString>,
+    },
+    /// `tool_errors`: no call failed under `pattern` (`failed_calls` empty).
+    Errors { pattern: Py<PyAny> },
+    /// `tool_retries`: no call failed under `pattern`, so none was retried.
+    Retries { pattern: Py<PyAny> },
+    /// `loop_detected`: fewer than `threshold` calls of `tools`, or none that may repeat
+    /// another's arguments often enough (`repeated_args_candidates` empty).
+    Loop {
+        tools: Py<PyTuple>,
+        threshold: usize,
+        /// `"no tool called {threshold}+ times with the same arguments"`.
+        message: Py<PyString>,
+    },
+    /// `max_tool_calls`: at most `max` calls of `tools`, when no call answers and none is
+    /// nameless (no call to leave out of the count).
+    MaxCalls { tools: Py<PyTuple>, max: usize },
+    /// `tokens`: the leaf model calls' input, output and total tokens within each limit
+    /// given (`max_input_tokens`, `max_output_tokens`, `max_total_tokens`).
+    Tokens { limits: [Option<Py<PyAny>>; 3] },
+    /// `max_steps`: at most `max` steps of `kinds`, when no call is nameless (no twin to
+    /// leave out), no counted step stands for several model calls, and model calls are
+    /// recorded where `kinds` counts them and something drove them.
+    MaxSteps {
+        kinds: Py<PyFrozenSet>,
+        /// The kinds' values, sorted (each finding's `details["kinds"]` is a copy).
+        names: Py<PyList>,
+        /// Whether `kinds` holds the model call's kind (`StepKind.GENERATION`).
+        generations: bool,
+        max: usize,
+    },
+}
+
+/// The plans' shared parts: how a `Finding` is made and the evidence helpers the plans
+/// ask (`trace_common.failed_calls`, `trace_common.repeated_args_candidates`). One per
+/// process (`trace_common.PLANS`); its methods make each check's plan.
+#[pyclass(module = "otel_oracles._native", name = "CheckPlans", frozen)]
+pub struct CheckPlans {
+    finding: Py<SlotClass>,
+    failed_calls: Py<PyAny>,
+    candidates: Py<PyAny>,
+}
+
+#[pymethods]
+impl CheckPlans {
+    #[new]
+    fn new(
+        finding: &Bound<'_, PyType>,
+        failed_calls: Bound<'_, PyAny>,
+        repeated_args_candidates: Bound<'_, PyAny>,
+    ) -> PyResult<Self> {
+        let maker = SlotClass::load(finding, &FINDING_FIELDS, Fallback::Positional)?;
+        Ok(Self {
+            finding: Py::new(finding.py(), maker)?,
+            failed_calls: failed_calls.unbind(),
+            candidates: repeated_args_candidates.unbind(),
+        })
+    }
+
+    /// `tool_not_called`'s plan for `tools` (its names or globs, as given).
+    fn tool_not_called(&self, py: Python<'_>, tools: Bound<'_, PyTuple>) -> PyResult<CheckPlan> {
+        let names: Vec<String> = tools.extract()?;
+        let message = format!("none of {} was called", names.join(", "));
+        self.plan(
+            py,
+            Kind::NotCalled {
+                tools: tools.unbind(),
+                message: PyString::new(py, &message).unbind(),
+            },
+        )
+    }
+
+    /// `tool_errors`' plan for `error_pattern`.
+    fn tool_errors(&self, py: Python<'_>, error_pattern: Bound<'_, PyAny>) -> PyResult<CheckPlan> {
+        self.plan(
+            py,
+            Kind::Errors {
+                pattern: error_pattern.unbind(),
+            },
+        )
+    }
+
+    /// `tool_retries`' plan for `error_pattern`.
+    fn tool_retries(&self, py: Python<'_>, error_pattern: Bound<'_, PyAny>) -> PyResult<CheckPlan> {
+        self.plan(
+            py,
+            Kind::Retries {
+                pattern: error_pattern.unbind(),
+            },
+        )
+    }
+
+    /// `loop_detected`'s plan for `tools` and `threshold`.
+    fn loop_detected(
+        &self,
+        py: Python<'_>,
+        tools: Bound<'_, PyTuple>,
+        threshold: usize,
+    ) -> PyResult<CheckPlan> {
+        let message = format!("no tool called {threshold}+ times with the same arguments");
+        self.plan(
+            py,
+            Kind::Loop {
+                tools: tools.unbind(),
+                threshold,
+                message: PyString::new(py, &message).unbind(),
+            },
+        )
+    }
+
+    /// `tokens`' plan for its three limits (`None` where not given).
+    #[pyo3(signature = (max_input_tokens, max_output_tokens, max_total_tokens))]
+    fn tokens(
+        &self,
+        py: Python<'_>,
+        max_input_tokens: Option<Bound<'_, PyAny>>,
+        max_output_tokens: Option<Bound<'_, PyAny>>,
+        max_total_tokens: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<CheckPlan> {
+        let limits = [max_input_tokens, max_output_tokens, max_total_tokens];
+        self.plan(
+            py,
+            Kind::Tokens {
+                limits: limits.map(|limit| limit.map(Bound::unbind)),
+            },
+        )
+    }
+
+    /// `max_steps`' plan for `kinds` (`StepKind`s), `generation` (`StepKind.GENERATION`)
+    /// and `max`.
+    fn max_steps(
+        &self,
+        py: Python<'_>,
+        kinds: Bound<'_, PyFrozenSet>,
+        generation: Bound<'_, PyAny>,
+        max: usize,
+    ) -> PyResult<CheckPlan> {
+        let mut names: Vec<String> = Vec::new();
+        for kind in kinds.iter() {
+            names.push(kind.getattr(intern!(py, "value"))?.extract()?);
+        }
+        names.sort_unstable();
+        self.plan(
+            py,
+            Kind::MaxSteps {
+                generations: kinds.contains(generation)?,
+                names: PyList::new(py, names)?.unbind(),
+                kinds: kinds.unbind(),
+                max,
+            },
+        )
+    }
+
+    /// `max_tool_calls`' plan for `tools` and `max`.
+    #[pyo3(name = "max_tool_calls")]
+    fn max_calls(
+        &self,
+        py: Python<'_>,
+        tools: Bound<'_, PyTuple>,
+        max: usize,
+    ) -> PyResult<CheckPlan> {
+        self.plan(
+            py,
+            Kind::MaxCalls {
+                tools: tools.unbind(),
+                max,
+            },
+        )
+    }
+}
+
+impl CheckPlans {
+    fn plan(&self, py: Python<'_>, kind: Kind) -> PyResult<CheckPlan> {
+        Ok(CheckPlan {
+            kind,
+            finding: self.finding.clone_ref(py),
+            failed_calls: self.failed_calls.clone_ref(py),
+            candidates: self.candidates.clone_ref(py),
+        })
+    }
+}
+
+/// One check's plan (see the module's text): `finding` is its usual answer or `None`;
+/// `within` the finding of a trajectory with nothing over the check's bound, which the
+/// Python body returns where it finds so on a path the plan leaves to it.
+#[pyclass(module = "otel_oracles._native", name = "CheckPlan", frozen)]
+pub struct CheckPlan {
+    kind: Kind,
+    finding: Py<SlotClass>,
+    failed_calls: Py<PyAny>,
+    candidates: Py<PyAny>,
+}
+
+#[pymethods]
+impl CheckPlan {
+    /// The check's finding on `ctx` (a `GradeContext`) when it is the usual answer, else
+    /// `None` (the Python body decides).
+    #[pyo3(name = "finding")]
+    fn py_finding<'py>(&self, ctx: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        self.run(ctx)
+    }
+
+    /// The finding of `ctx` with nothing over the check's bound, `count` calls counted
+    /// (`max_tool_calls`; the other checks count nothing here).
+    fn within<'py>(&self, ctx: &Bound<'py, PyAny>, count: usize) -> PyResult<Bound<'py, PyAny>> {
+        let evidence = ctx.getattr(intern!(ctx.py(), "evidence"))?;
+        self.settled(&evidence, count)
+    }
+}
+
+impl CheckPlan {
+    /// The usual answer (`finding`), what the evaluator's loop asks first.
+    pub(crate) fn run<'py>(&self, ctx: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = ctx.py();
+        let evidence = ctx.getattr(intern!(py, "evidence"))?;
+        let handled = match &self.kind {
+            Kind::NotCalled { tools, .. } => self.calls_of(&evidence, tools)?.is_empty(),
+            Kind::Errors { pattern } | Kind::Retries { pattern } => !self
+                .failed_calls
+                .bind(py)
+                .call1((&evidence, pattern))?
+                .is_truthy()?,
+            Kind::Loop {
+                tools, threshold, ..
+            } => {
+                let calls = self.calls_of(&evidence, tools)?;
+                calls.len() < *threshold
+                    || !self
+                        .candidates
+                        .bind(py)
+                        .call1((&evidence, calls, *threshold))?
+                        .is_truthy()?
+            }
+            Kind::MaxCalls { tools, max } => {
+                let quiet = !evidence
+                    .call_method0(intern!(py, "answering"))?
+                    .is_truthy()?
+                    && !evidence
+                        .call_method0(intern!(py, "nameless_calls"))?
+                        .is_truthy()?;
+                if !quiet {
+                    return Ok(None);
+                }
+                let count = self.calls_of(&evidence, tools)?.len();
+                if count > *max {
+                    return Ok(None);
+                }
+                return self.settled(&evidence, count).map(Some);
+            }
+            Kind::MaxSteps {
+                kinds,
+                generations,
+                max,
+                ..
+            } => {
+                if evidence
+                    .call_method0(intern!(py, "nameless_calls"))?
+                    .is_truthy()?
+                {
+                    return Ok(None);
+                }
+                let kinds = kinds.bind(py);
+                let steps = ctx.getattr(intern!(py, "trajectory"))?;
+                let mut count = 0usize;
+                for step in steps.getattr(intern!(py, "steps"))?.try_iter()? {
+                    let step = step?;
+                    if !kinds.contains(step.getattr(intern!(py, "kind"))?)? {
+                        continue;
+                    }
+                    count += 1;
+                    let merged = step
+                        .getattr(intern!(py, "attributes"))?
+                        .call_method1(intern!(py, "get"), (intern!(py, "merged_model_calls"),))?;
+                    if merged.is_truthy()? {
+                        return Ok(None); // a lower bound the Python body words
+                    }
+                }
+                if count > *max {
+                    return Ok(None);
+                }
+                if *generations {
+                    let groups = evidence.getattr(intern!(py, "groups"))?;
+                    let none = |name: &Bound<'py, PyString>| -> PyResult<bool> {
+                        Ok(!groups.getattr(name)?.is_truthy()?)
+                    };
+                    if none(intern!(py, "generations"))?
+                        && !(none(intern!(py, "calls"))? && none(intern!(py, "agents"))?)
+                    {
+                        return Ok(None); // model calls drove the run but none is recorded
+                    }
+                }
+                return self.settled(&evidence, count).map(Some);
+            }
+            Kind::Tokens { limits } => {
+                let (leaves, sums) = token_sums(&evidence)?;
+                for (sum, limit) in sums.iter().zip(limits) {
+                    if let Some(limit) = limit {
+                        if sum.gt(limit.bind(py))? {
+                            return Ok(None); // over a limit: the Python body names which
+                        }
+                    }
+                }
+                return tokens_within(py, &self.finding, leaves.len(), sums).map(Some);
+            }
+        };
+        if handled {
+            self.settled(&evidence, 0).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// `evidence.calls_of(tools, unknown_namespace_matches=True)`.
+    fn calls_of<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        tools: &Py<PyTuple>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let py = evidence.py();
+        Ok(evidence
+            .call_method1(intern!(py, "calls_of"), (tools.bind(py), true))?
+            .cast_into::<PyTuple>()?)
+    }
+
+    /// The finding with nothing over the bound (`within`).
+    fn settled<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        count: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = evidence.py();
+        let details = PyDict::new(py);
+        match &self.kind {
+            Kind::NotCalled { message, .. } => {
+                details.set_item(intern!(py, "calls"), 0)?;
+                details.set_item(intern!(py, "tools"), PyList::empty(py))?;
+                self.make(py, intern!(py, "pass"), message.bind(py).clone(), details)
+            }
+            Kind::Errors { .. } => {
+                details.set_item(intern!(py, "failed"), PyList::empty(py))?;
+                let message = intern!(py, "no failed tool calls").clone();
+                self.make(py, intern!(py, "pass"), message, details)
+            }
+            Kind::Retries { .. } => {
+                details.set_item(intern!(py, "retries"), 0)?;
+                details.set_item(intern!(py, "per_tool"), PyDict::new(py))?;
+                details.set_item(intern!(py, "retried_after"), PyList::empty(py))?;
+                self.make(
+                    py,
+                    intern!(py, "pass"),
+                    intern!(py, "no retries").clone(),
+                    details,
+                )
+            }
+            Kind::Loop { message, .. } => {
+                details.set_item(intern!(py, "loops"), PyList::empty(py))?;
+                // The calls a framework's limit cut off may have made a loop.
+                match stopped(evidence)? {
+                    None => self.make(py, intern!(py, "pass"), message.bind(py).clone(), details),
+                    Some(why) => {
+                        let text = PyString::new(py, &format!("{message} before {why}"));
+                        self.make(py, intern!(py, "missing"), text, details)
+                    }
+                }
+            }
+            Kind::MaxSteps { names, max, .. } => {
+                details.set_item(intern!(py, "steps"), count)?;
+                details.set_item(intern!(py, "kinds"), PyList::new(py, names.bind(py))?)?;
+                // A lower bound when a framework's limit cut the run off.
+                match stopped(evidence)? {
+                    None => {
+                        let text = format!("{count} steps (at most {max})");
+                        self.make(py, intern!(py, "pass"), PyString::new(py, &text), details)
+                    }
+                    Some(why) => {
+                        let text = format!(
+                            "at least {count} steps (at most {max} allowed), but {why}: \
+                             how many the agent would have taken is not shown"
+                        );
+                        self.make(
+                            py,
+                            intern!(py, "missing"),
+                            PyString::new(py, &text),
+                            details,
+                        )
+                    }
+                }
+            }
+            Kind::Tokens { .. } => {
+                let (leaves, sums) = token_sums(evidence)?;
+                tokens_within(py, &self.finding, leaves.len(), sums)
+            }
+            Kind::MaxCalls { max, .. } => {
+                details.set_item(intern!(py, "tool_calls"), count)?;
+                // A lower bound when a framework's limit cut the run off.
+                match stopped(evidence)? {
+                    None => {
+                        let text = format!("{count} tool calls (at most {max})");
+                        self.make(py, intern!(py, "pass"), PyString::new(py, &text), details)
+                    }
+                    Some(why) => {
+                        let text = format!(
+                            "at least {count} tool calls (at most {max} allowed), but {why}: \
+                             how many the agent would have made is not shown"
+                        );
+                        self.make(
+                            py,
+                            intern!(py, "missing"),
+                            PyString::new(py, &text),
+                            details,
+                        )
+                    }
+                }
+            }
+        }
+    }
+
+    /// A `Finding` of `status`, `message` and `details`, nothing pointed at, nothing used:
+    /// every finding a plan makes.
+    fn make<'py>(
+        &self,
+        py: Python<'py>,
+        status: &Bound<'py, PyString>,
+        message: Bound<'py, PyString>,
+        details: Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        make(py, &self.finding, status, message, details)
+    }
+}
+
+/// `CheckPlan::make` of `finding`'s maker.
+fn make<'py>(
+    py: Python<'py>,
+    finding: &Py<SlotClass>,
+    status: &Bound<'py, PyString>,
+    message: Bound<'py, PyString>,
+    details: Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let empty = PyTuple::empty(py).into_any();
+    finding.get().make(
+        py,
+        [
+            status.clone().into_any(),
+            message.into_any(),
+            details.into_any(),
+            empty.clone(),
+            empty,
+            0i64.into_pyobject(py)?.into_any(),
+            intern!(py, "budget").clone().into_any(),
+            pyo3::types::PyBool::new(py, false).to_owned().into_any(),
+        ],
+    )
+}
+
+/// The leaf model calls (`Evidence.memoized("leaf_generations", ...)`, as `tokens` asks
+/// them: `StepView.leaf_generations`) and their input, output and total tokens, each
+/// `input_tokens or 0` summed as Python sums them (ints of any size).
+fn token_sums<'py>(
+    evidence: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyList>, [Bound<'py, PyAny>; 3])> {
+    let py = evidence.py();
+    let leaves = intern!(py, "leaf_generations");
+    let compute = evidence.getattr(intern!(py, "groups"))?.getattr(leaves)?;
+    let leaves = evidence
+        .call_method1(intern!(py, "memoized"), (leaves, compute))?
+        .cast_into::<PyList>()?;
+    let zero = 0i64.into_pyobject(py)?.into_any();
+    let (mut input, mut output) = (zero.clone(), zero);
+    for leaf in leaves.iter() {
+        for (sum, field) in [
+            (&mut input, intern!(py, "input_tokens")),
+            (&mut output, intern!(py, "output_tokens")),
+        ] {
+            let tokens = leaf.getattr(field)?;
+            if tokens.is_truthy()? {
+                *sum = sum.add(tokens)?;
+            }
+        }
+    }
+    let total = input.add(&output)?;
+    Ok((leaves, [input, output, total]))
+}
+
+/// `tokens`' pass: its sums over `calls` leaf model calls.
+fn tokens_within<'py>(
+    py: Python<'py>,
+    finding: &Py<SlotClass>,
+    calls: usize,
+    [input, output, total]: [Bound<'py, PyAny>; 3],
+) -> PyResult<Bound<'py, PyAny>> {
+    let message = format!("{input} input + {output} output tokens over {calls} model call(s)");
+    let details = PyDict::new(py);
+    details.set_item(intern!(py, "model_calls"), calls)?;
+    details.set_item(intern!(py, "input_tokens"), input)?;
+    details.set_item(intern!(py, "output_tokens"), output)?;
+    details.set_item(intern!(py, "total_tokens"), total)?;
+    make(
+        py,
+        finding,
+        intern!(py, "pass"),
+        PyString::new(py, &message),
+        details,
+    )
+}
+
+/// `evidence.stopped_short()`: why a framework's limit ended the run, or `None`.
+fn stopped(evidence: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+    let why = evidence.call_method0(intern!(evidence.py(), "stopped_short"))?;
+    if why.is_none() {
+        return Ok(None);
+    }
+    Ok(Some(why.str()?.to_str()?.to_owned()))
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<CheckPlans>()?;
+    m.add_class::<CheckPlan>()
+}
