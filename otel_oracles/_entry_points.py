@@ -2,20 +2,21 @@
 
 ``importlib.metadata.entry_points`` reads and parses the metadata of every installed
 distribution on each call, whatever the group asked for (~12 M instructions with the 68
-distributions of the development environment). The oracle registry and the parser registry
-each look for their plug-ins once a ``grade``; they share one read (docs/performance-history.md,
-"Start-up: one entry-point scan, field annotations as objects"), and the entries of their
-groups are kept in the conventions cache (``_cache_dir``), keyed by what decides them: the
-path searched (``sys.path``, in order) and, in each of its directories, every distribution's
-metadata directory (its name) and its ``entry_points.txt`` (its ``stat``). A distribution
-installed, removed, upgraded or edited changes the key (its metadata directory comes or
-goes, or its file is made again or written), so the next start scans again; listing the
-directories and ``stat``-ing one file a distribution is a small part of reading them all
-(docs/performance-history.md, "Start-up: the plug-ins' entry points kept between runs"). A
-finder that lists distributions from elsewhere than the path (on ``sys.meta_path``) turns the
-cache off: its distributions are not in the key. A distribution installed while a process
-runs is seen by the next process, as a plug-in module imported by an earlier look-up always
-was.
+distributions of the development environment). The oracle registry and the parser registry each
+look for their plug-ins once a ``grade``; they share one read (docs/performance-history.md,
+"Start-up: one entry-point scan, field annotations as objects"), and the command line reads
+pydantic's group from the same read (``cli.pydantic_plugins_off``: pydantic would scan them all
+again at its first model). The entries of these groups are kept in the conventions cache
+(``_cache_dir``), keyed by what decides them: the path searched (``sys.path``, in order) and, in
+each of its directories, every distribution's metadata directory (its name) and its
+``entry_points.txt`` (its ``stat``). A distribution installed, removed, upgraded or edited
+changes the key (its metadata directory comes or goes, or its file is made again or written), so
+the next start scans again; listing the directories and ``stat``-ing one file a distribution is
+a small part of reading them all (docs/performance-history.md, "Start-up: the plug-ins' entry
+points kept between runs"). A finder that lists distributions from elsewhere than the path (on
+``sys.meta_path``) turns the cache off: its distributions are not in the key. A distribution
+installed while a process runs is seen by the next process, as a plug-in module imported by an
+earlier look-up always was.
 """
 
 from __future__ import annotations
@@ -35,10 +36,13 @@ from otel_oracles._frozen import Frozen, set_field
 
 ORACLE_GROUP = "otel_oracles.oracles"
 PARSER_GROUP = "otel_oracles.parsers"
-GROUPS = (ORACLE_GROUP, PARSER_GROUP)
-"""The groups the project reads plug-ins from (the only ones kept)."""
+PYDANTIC_GROUP = "pydantic"
+"""pydantic's own plug-ins: the command line asks whether there are any before it builds a
+model (``cli.pydantic_plugins_off``)."""
+GROUPS = (ORACLE_GROUP, PARSER_GROUP, PYDANTIC_GROUP)
+"""The groups kept: the two the project reads plug-ins from, and pydantic's."""
 
-FORMAT = b"otel-oracles entry points 1"
+FORMAT = b"otel-oracles entry points 2"
 """Changes when an entry's layout does."""
 
 ENTRY_NAME = "entry-points.json"

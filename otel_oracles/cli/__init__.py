@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import gc
 import importlib
+import os
 import sys
 from typing import NamedTuple
 
@@ -111,6 +112,8 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
             entry = COMMANDS[cmd_name]
+            if StartUpGc.paused:  # ``main`` is starting this command: no model is built yet
+                pydantic_plugins_off()
             command = getattr(importlib.import_module(entry.module), entry.attr)
             if not isinstance(command, click.Command):
                 raise TypeError(f"{entry.module}.{entry.attr} is not a click command")
@@ -137,6 +140,32 @@ class LazyGroup(click.Group):
                 rows.append((name, stand_in.get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+PYDANTIC_DISABLE_PLUGINS = "PYDANTIC_DISABLE_PLUGINS"
+"""pydantic's documented switch: ``__all__`` turns its plug-ins off (a list of names turns off
+those)."""
+
+
+def pydantic_plugins_off() -> None:
+    """Set ``PYDANTIC_DISABLE_PLUGINS=__all__`` when no installed distribution declares a
+    pydantic plug-in and the variable is unset: then there is nothing to turn off, and pydantic
+    skips the scan of every distribution's metadata it makes at its first model (~12 M
+    instructions, more than a percent of a one-trace ``grade``; docs/performance-history.md,
+    "Start-up: pydantic's plug-in scan answered from the kept entry points").
+
+    Whether one is declared is read from the plug-in groups' entries the registries read anyway
+    (``_entry_points``: kept between runs, keyed by the path's distributions), so a plug-in
+    installed later is seen by the next start and pydantic loads it as before. The variable
+    stays in this process's environment: children started from it (``--workers``) see the same
+    distributions, and a sandboxed command gets the sandbox's minimal environment, not this
+    one. Only ``main`` calls it: a program that embeds the group keeps pydantic's behaviour."""
+    if PYDANTIC_DISABLE_PLUGINS in os.environ:
+        return
+    from otel_oracles._entry_points import PYDANTIC_GROUP, entry_point_group
+
+    if not entry_point_group(PYDANTIC_GROUP):
+        os.environ[PYDANTIC_DISABLE_PLUGINS] = "__all__"
 
 
 class StartUpGc:
