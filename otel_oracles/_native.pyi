@@ -39,6 +39,7 @@ __all__ = [
     "Drafter",
     "EvidencePlan",
     "FieldReader",
+    "GradeTally",
     "JoinFacts",
     "JsonSyntaxError",
     "LimitRules",
@@ -425,6 +426,33 @@ class SlotClass(Generic[_Made]):
     @property
     def filled(self) -> bool:
         """Whether instances are made in their memory (else the class is called)."""
+
+@final
+class GradeTally:
+    """The verdict metrics' counts per label set (``native/python/src/grade_tally.rs``):
+    ``labels(verdict, trajectory)`` gives a verdict's labels (asked once per run of verdicts
+    of one trajectory, contract and agent name); durations go into the buckets of
+    ``bounds`` (seconds, strictly increasing). One per batch, on one thread."""
+
+    def __new__(
+        cls, labels: Callable[[Any, Any], tuple[tuple[str, Any], ...]], bounds: list[float]
+    ) -> GradeTally: ...
+    @property
+    def bounds(self) -> list[float]:
+        """The histogram's bucket bounds."""
+    def __len__(self) -> int:
+        """Label sets counted."""
+    def add(self, pairs: list[Any]) -> None:
+        """Counts every ``(verdict, trajectory)`` pair: the verdict, its four failure
+        counts, each result by (check name, oracle type, outcome), its duration."""
+    def state(self) -> Any:
+        """The counts as plain data, one tuple per label set in first-seen order:
+        ``(labels, {verdict: traces}, [invariant, tolerated, exhausted, missing],
+        {(check, oracle type, outcome): results}, (bucket counts, sum, min, max))``."""
+    def merge(self, state: Any) -> None:
+        """Adds a ``state`` made elsewhere with the same bounds."""
+    def take(self) -> Any:
+        """``state``, then counts anew."""
 
 @final
 class VerdictRecords:

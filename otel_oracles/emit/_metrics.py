@@ -1,4 +1,4 @@
-"""The grader's metric instruments, with low-cardinality attributes only.
+"""The grader's metrics, with low-cardinality attributes only.
 
 Attributes are contract id and version, verdict, check name and oracle type, outcome, agent
 name, provider and model, and the graded service's version; never trace ids or free text, so
@@ -6,24 +6,56 @@ a dashboard's series count grows with contracts and deploys, not with traffic. T
 trace supplies are cut to ``MAX_LABEL_CHARS`` (``trace_label``); the SDK keeps at most 2,000
 series per instrument.
 
-The live receiver (``serve``) feeds the ``receiver_*`` methods; offline grading never calls
-them. All methods are cheap, thread-safe and never raise (SDK instruments swallow errors).
+The verdict metrics (traces, results, the four failure counts, the grading duration) are
+counted in the core (``GradeTally``, ``native/python/src/grade_tally.rs``) and kept here as
+series per metric reader (``_ReaderSeries``), which each reader's collection adds to what
+the SDK's instruments collected (``GraderMetrics.attach``): nothing per verdict goes through
+the SDK's instruments. The SDK recorded each verdict's duration with a ``Histogram.record``
+(its attribute dict copied and hashed, a measurement object, its locks) and each distinct
+attribute set of a batch with a ``Counter.add``; the series here keep what its aggregations
+keep (cumulative or delta per reader, start times, min and max, the 2,000-series limit with
+its overflow point) and no exemplars, as the SDK's default trace-based filter took none (no
+span is current where the grader counts).
+
+The live receiver (``serve``) feeds the ``receiver_*`` methods (the SDK's instruments);
+offline grading never calls them. All methods are cheap, thread-safe and never raise.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any
+import time
+from typing import TYPE_CHECKING, Any, cast
 
 from opentelemetry.metrics import Meter, NoOpMeter
 
+from otel_oracles._native import GradeTally
 from otel_oracles.emit import _names as n
 from otel_oracles.model.step import Step, StepKind, Trajectory
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from opentelemetry.sdk.metrics.export import Metric, MetricReader, MetricsData
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
     from otel_oracles.model.result import Verdict
 
 _NOOP: GraderMetrics | None = None
+
+DURATION_BUCKETS_S: tuple[float, ...] = (
+    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
+    60.0,
+)  # fmt: skip
+"""Bucket bounds of ``otel_oracles.grade.duration``: grading takes sub-millisecond for trace
+checks and seconds for replayed test commands. One set for every tally, so a worker
+process's counts add to the receiving process's."""
+
+CARDINALITY_LIMIT = 2000
+"""Series per metric and reader, as the SDK's default limit: past it, new attribute sets
+count in one ``otel.metric.overflow`` series."""
+_OVERFLOW: dict[str, Any] = {"otel.metric.overflow": True}
 
 
 MAX_LABEL_CHARS = 128
@@ -124,38 +156,20 @@ def labels_only(trajectory: Trajectory) -> Trajectory:
 
 
 class GraderMetrics:
-    """All instruments of one meter (see module docstring)."""
+    """The grader's metrics on one meter (see module docstring)."""
 
-    def __init__(self, meter: Meter, duration_buckets_s: tuple[float, ...] = ()) -> None:
+    def __init__(
+        self, meter: Meter, duration_buckets_s: tuple[float, ...] = DURATION_BUCKETS_S
+    ) -> None:
         # One set per key from the start: creating one on first use outside the lock could
         # replace a set another thread had just recorded a value in.
         self._label_values: dict[str, set[str]] = {key: set() for key in _TRACE_LABEL_KEYS}
         self._label_lock = threading.Lock()
         self.is_noop = isinstance(meter, NoOpMeter)
-        self._traces = meter.create_counter(
-            n.METRIC_TRACES, "{trace}", "Traces graded, per contract and verdict."
-        )
-        self._results = meter.create_counter(
-            n.METRIC_RESULTS, "{result}", "Check results, per contract, check and outcome."
-        )
-        self._invariant = meter.create_counter(
-            n.METRIC_INVARIANT_FAILURES, "{failure}", "Invariant failures (must-hold violated)."
-        )
-        self._tolerated = meter.create_counter(
-            n.METRIC_TOLERATED_FAILURES, "{failure}", "Tolerated failures (within budget)."
-        )
-        self._exhausted = meter.create_counter(
-            n.METRIC_BUDGETS_EXHAUSTED, "{budget}", "Tolerances used beyond their budget."
-        )
-        self._missing = meter.create_counter(
-            n.METRIC_MISSING_EVIDENCE, "{result}", "Checks that lacked the evidence to judge."
-        )
-        self._duration = meter.create_histogram(
-            n.METRIC_DURATION,
-            "s",
-            "Time to grade one trace against one contract.",
-            explicit_bucket_boundaries_advisory=list(duration_buckets_s) or None,
-        )
+        self.duration_buckets_s = tuple(duration_buckets_s or DURATION_BUCKETS_S)
+        self._readers: list[_ReaderSeries] = []
+        self._series_lock = threading.Lock()
+        """Held while counts are added to the readers' series or one collects them."""
         self._buffered = meter.create_up_down_counter(
             n.METRIC_BUFFERED_TRACES, "{trace}", "Traces buffered awaiting completion."
         )
@@ -171,11 +185,51 @@ class GraderMetrics:
 
     @classmethod
     def noop(cls) -> GraderMetrics:
-        """A shared instance whose methods do nothing."""
+        """A shared instance whose methods do nothing (its tallies count, for a worker process
+        that sends their ``state`` to the process owning the meter)."""
         global _NOOP
         if _NOOP is None:
             _NOOP = cls(NoOpMeter("otel_oracles"))
         return _NOOP
+
+    def attach(self, reader: MetricReader, resource: Resource, scope: InstrumentationScope) -> None:
+        """Adds the verdict metrics to what ``reader`` collects, as ``scope``'s metrics under
+        ``resource`` (those of the meter this was made with), in the temporality the reader
+        asks for. Call it once ``reader`` is registered with its ``MeterProvider``.
+
+        The SDK has no public way to add points to a collection (no metric producers in
+        the Python SDK), so this wraps the collection callback the provider gave the reader
+        (``MetricReader._collect``) and reads the reader's resolved temporalities
+        (``_instrument_class_temporality``); ``tests/emit/test_metric_tally.py`` holds
+        both to the SDK's behaviour."""
+        from opentelemetry.sdk.metrics import Counter, Histogram
+        from opentelemetry.sdk.metrics.export import AggregationTemporality
+
+        temporality = reader._instrument_class_temporality
+
+        def delta(kind: type) -> bool:
+            # Keyed by the classes of the instruments the SDK's meter makes (subclasses of
+            # the public ones).
+            for cls, chosen in temporality.items():
+                if issubclass(cls, kind):
+                    return bool(chosen is AggregationTemporality.DELTA)
+            return False
+
+        series = _ReaderSeries(delta(Counter), delta(Histogram), self.duration_buckets_s)
+        # The SDK annotates the callback otherwise than it calls and returns it.
+        collect = cast("Callable[..., MetricsData | None] | None", reader._collect)
+        if collect is None:
+            raise ValueError("attach: the reader is not registered with a MeterProvider")
+
+        def collected(reader: MetricReader, timeout_millis: float = 10_000) -> MetricsData | None:
+            data = collect(reader, timeout_millis=timeout_millis)
+            with self._series_lock:
+                metrics = series.collect()
+            return _with_metrics(data, metrics, resource, scope)
+
+        with self._series_lock:
+            self._readers.append(series)
+        reader._collect = cast(Any, collected)
 
     # ---- grading -------------------------------------------------------------------------
 
@@ -186,9 +240,21 @@ class GraderMetrics:
         tally.flush()
 
     def tally(self) -> Tally:
-        """A local aggregator for a batch of verdicts: one instrument call per distinct
-        attribute set instead of ~10 per verdict (the SDK hashes attributes on every call)."""
+        """A local aggregator for a batch of verdicts, added to the series by ``flush``."""
         return Tally(self)
+
+    def record(self, state: TallyState) -> None:
+        """Adds a tally's counts (``Tally.state``) to every reader's series, each label set's
+        trace-derived values bounded (``bounded``)."""
+        if not self._readers:
+            return
+        groups: list[_Bounded] = [
+            (self.bounded(labels), verdicts, counts, results, durations)
+            for labels, verdicts, counts, results, durations in state
+        ]
+        with self._series_lock:
+            for series in self._readers:
+                series.add(groups)
 
     def bounded(self, labels: Labels) -> dict[str, Any]:
         """``labels`` as attributes, each trace-derived value past the first
@@ -228,121 +294,174 @@ class GraderMetrics:
 
 Labels = tuple[tuple[str, Any], ...]
 
-_Group = tuple[dict[str, int], list[int], dict[tuple[str, str, str], int]]
-"""What a tally counts under one set of labels: traces per verdict, the four failure counts
-(``_COUNTED``, in order), and results per (check name, oracle type, outcome)."""
+_Durations = tuple[list[int], float, float, float]
+"""A histogram of grading seconds: bucket counts (``DURATION_BUCKETS_S``), sum, min, max."""
 
-TallyState = tuple[list[tuple[Labels, dict[str, int], list[int], dict[tuple[str, str, str], int]]],
-                   list[tuple[Labels, float]]]  # fmt: skip
-"""A tally as plain data: ([(labels, traces per verdict, failure counts, results per (check,
-oracle type, outcome))], [(labels, grading seconds)]). Picklable, so a grading worker
-process can count its verdicts and the receiving process, which owns the one meter
-provider, records them (two processes exporting cumulative counters under the same resource
-would overwrite each other's series)."""
+TallyState = list[tuple[Labels, dict[str, int], list[int], dict[tuple[str, str, str], int],
+                        _Durations]]  # fmt: skip
+"""A tally as plain data, one entry per label set: (labels, traces per verdict, the four
+failure counts, results per (check name, oracle type, outcome), the durations' histogram).
+Picklable, so a grading worker process can count its verdicts and the receiving process,
+which owns the one meter provider, records them (two processes exporting cumulative
+counters under the same resource would overwrite each other's series)."""
 
-_COUNTED = ("_invariant", "_tolerated", "_exhausted", "_missing")
-"""The instruments of a verdict's four failure counts, in ``_Group`` order."""
+_Bounded = tuple[dict[str, Any], dict[str, int], list[int], dict[tuple[str, str, str], int],
+                 _Durations]  # fmt: skip
+"""A ``TallyState`` entry with its labels as bounded attributes (``GraderMetrics.bounded``)."""
+
+_SUMS: tuple[tuple[str, str, str], ...] = (
+    (n.METRIC_TRACES, "{trace}", "Traces graded, per contract and verdict."),
+    (n.METRIC_RESULTS, "{result}", "Check results, per contract, check and outcome."),
+    (n.METRIC_INVARIANT_FAILURES, "{failure}", "Invariant failures (must-hold violated)."),
+    (n.METRIC_TOLERATED_FAILURES, "{failure}", "Tolerated failures (within budget)."),
+    (n.METRIC_BUDGETS_EXHAUSTED, "{budget}", "Tolerances used beyond their budget."),
+    (n.METRIC_MISSING_EVIDENCE, "{result}", "Checks that lacked the evidence to judge."),
+)
+"""The verdict counters (monotonic sums): name, unit, description."""
+_DURATION = (n.METRIC_DURATION, "s", "Time to grade one trace against one contract.")
+_TRACES, _RESULTS, _FIRST_COUNT = 0, 1, 2
+
+
+def _verdict_labels(verdict: Verdict, trajectory: Trajectory | None) -> Labels:
+    """A verdict's labels: contract id and version, agent, and the trajectory's provider,
+    model and service version (``GradeTally`` asks once per run of verdicts sharing them)."""
+    agent = agent_label(verdict, trajectory)
+    provider, model = generation_labels(trajectory)
+    found: list[tuple[str, Any]] = [
+        (n.CONTRACT_ID, verdict.contract_id),
+        (n.CONTRACT_VERSION, verdict.contract_version),
+    ]
+    if agent:
+        found.append((n.AGENT_NAME, agent))
+    if provider:
+        found.append((n.PROVIDER_NAME, provider))
+    if model:
+        found.append((n.REQUEST_MODEL, model))
+    # The graded service's version: a deploy starts new series, so a rise in missing
+    # evidence (or failures) after it shows per version (alerts/otel-oracles.rules.yaml).
+    version = trace_label(trajectory.resource.get(_SERVICE_VERSION) if trajectory else None)
+    if version:
+        found.append((n.SUBJECT_SERVICE_VERSION, version))
+    return tuple(found)
 
 
 class Tally:
-    """Counts for a batch of verdicts, added to the instruments by ``flush``. Not
+    """Counts for a batch of verdicts, added to the metric series by ``flush``. Not
     thread-safe: one per batch, on one thread.
 
-    Grouped by a verdict's labels (contract, agent, provider, model, service version): a
-    verdict's labels are built and hashed once, and each of its results is counted under
-    them by a small key of its own. Keying every result by its full attribute tuple made
-    counting ~3 µs a span in a grading worker (each key a fresh tuple of eight pairs, hashed
-    again when the worker merged its traces' tallies, and pickled whole)."""
+    The counting is the core's (``GradeTally``): grouped by a verdict's labels, asked once
+    per run of verdicts of one trajectory and contract, each result counted under them by
+    its check, oracle type and outcome, each duration put in its bucket."""
 
     def __init__(self, metrics: GraderMetrics) -> None:
         self._m = metrics
-        self._groups: dict[Labels, _Group] = {}
-        self._durations: list[tuple[Labels, float]] = []
-        self._trajectory: tuple[Trajectory | None, Labels] | None = None
-        """The last trajectory's labels: a trace's verdicts share their trajectory."""
-
-    def _trajectory_labels(self, trajectory: Trajectory | None) -> Labels:
-        """Provider, model and service version of ``trajectory`` (kept for the next call)."""
-        last = self._trajectory
-        if last is not None and last[0] is trajectory:
-            return last[1]
-        found: list[tuple[str, Any]] = []
-        provider, model = generation_labels(trajectory)
-        if provider:
-            found.append((n.PROVIDER_NAME, provider))
-        if model:
-            found.append((n.REQUEST_MODEL, model))
-        # The graded service's version: a deploy starts new series, so a rise in missing
-        # evidence (or failures) after it shows per version (alerts/otel-oracles.rules.yaml).
-        version = trace_label(trajectory.resource.get(_SERVICE_VERSION) if trajectory else None)
-        if version:
-            found.append((n.SUBJECT_SERVICE_VERSION, version))
-        labels = tuple(found)
-        self._trajectory = (trajectory, labels)
-        return labels
+        self._core = GradeTally(_verdict_labels, list(metrics.duration_buckets_s))
 
     def add(self, verdict: Verdict, trajectory: Trajectory | None) -> None:
-        agent = agent_label(verdict, trajectory)
-        labels: Labels = (
-            (n.CONTRACT_ID, verdict.contract_id),
-            (n.CONTRACT_VERSION, verdict.contract_version),
-            *(((n.AGENT_NAME, agent),) if agent else ()),
-            *self._trajectory_labels(trajectory),
-        )
-        group = self._groups.get(labels)
-        if group is None:
-            group = self._groups[labels] = ({}, [0, 0, 0, 0], {})
-        verdicts, counts, results = group
-        verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
-        self._durations.append((labels, verdict.duration_ns / 1e9))
-        c = verdict.counts
-        counts[0] += c.invariant_failures
-        counts[1] += c.tolerated_failures
-        counts[2] += c.budget_exhausted
-        counts[3] += c.missing_evidence
-        for r in verdict.results:
-            # ``_value_``: the outcome's string without the enum's descriptor.
-            key = (r.name, r.oracle_type, r.outcome._value_)
-            results[key] = results.get(key, 0) + 1
+        self._core.add([(verdict, trajectory)])
+
+    def add_all(self, pairs: list[tuple[Verdict, Trajectory | None]]) -> None:
+        """``add`` of every pair, in one call to the core."""
+        self._core.add(pairs)
 
     def state(self) -> TallyState:
         """What ``flush`` would record, as plain data (see ``TallyState``)."""
-        return [
-            (labels, verdicts, counts, results)
-            for labels, (verdicts, counts, results) in self._groups.items()
-        ], list(self._durations)
+        state: TallyState = self._core.state()
+        return state
 
     def merge(self, state: TallyState) -> None:
         """Add a tally made elsewhere (another process) to this one."""
-        groups, durations = state
-        mine = self._groups
-        for labels, verdicts, counts, results in groups:
-            group = mine.get(labels)
-            if group is None:
-                mine[labels] = (dict(verdicts), list(counts), dict(results))
-                continue
-            into, total, counted = group
-            for verdict, count in verdicts.items():
-                into[verdict] = into.get(verdict, 0) + count
-            for i, count in enumerate(counts):
-                total[i] += count
-            for key, count in results.items():
-                counted[key] = counted.get(key, 0) + count
-        self._durations.extend(durations)
+        self._core.merge(state)
 
     def flush(self) -> None:
-        m = self._m
-        bounded: dict[Labels, dict[str, Any]] = {}
-        for labels, (verdicts, counts, results) in self._groups.items():
-            attributes = bounded[labels] = m.bounded(labels)
+        if len(self._core):
+            self._m.record(self._core.take())
+
+
+class _Sum:
+    """One counter series: its attributes, start time and value (cumulative, or since the
+    reader's last collection)."""
+
+    __slots__ = ("attributes", "start", "value")
+
+    def __init__(self, attributes: dict[str, Any], start: int) -> None:
+        self.attributes = attributes
+        self.start = start
+        self.value = 0
+
+
+class _Histogram:
+    """One duration series (see ``_Sum``): bucket counts, sum, min and max."""
+
+    __slots__ = ("attributes", "buckets", "max", "min", "start", "sum")
+
+    def __init__(self, attributes: dict[str, Any], start: int, bounds: int) -> None:
+        self.attributes = attributes
+        self.start = start
+        self.buckets = [0] * (bounds + 1)
+        self.sum = 0.0
+        self.min = float("inf")
+        self.max = float("-inf")
+
+
+_Key = tuple[tuple[str, Any], ...]
+
+
+class _ReaderSeries:
+    """The verdict metrics' series for one metric reader, kept as the SDK's aggregations
+    keep them for it: cumulative series hold their total from their first count (their
+    start time); delta series hold what came since the last collection, start at it, and
+    are dropped by it (a series with nothing new is not reported). Past
+    ``CARDINALITY_LIMIT`` series a metric counts new attribute sets in one overflow series.
+    The caller holds ``GraderMetrics._series_lock``."""
+
+    def __init__(self, sums_delta: bool, durations_delta: bool, bounds: tuple[float, ...]) -> None:
+        self.sums_delta = sums_delta
+        self.durations_delta = durations_delta
+        self.bounds = bounds
+        self.sums: list[dict[_Key, _Sum]] = [{} for _ in _SUMS]
+        self.durations: dict[_Key, _Histogram] = {}
+        self.last_collection: int | None = None
+
+    def _start(self) -> int:
+        return self.last_collection or time.time_ns()
+
+    def _sum(self, metric: int, attributes: dict[str, Any]) -> _Sum:
+        series = self.sums[metric]
+        key = tuple(attributes.items())
+        found = series.get(key)
+        if found is None:
+            if len(series) >= CARDINALITY_LIMIT:
+                attributes = dict(_OVERFLOW)
+                key = tuple(attributes.items())
+                found = series.get(key)
+            if found is None:
+                found = series[key] = _Sum(attributes, self._start())
+        return found
+
+    def _histogram(self, attributes: dict[str, Any]) -> _Histogram:
+        series = self.durations
+        key = tuple(attributes.items())
+        found = series.get(key)
+        if found is None:
+            if len(series) >= CARDINALITY_LIMIT:
+                attributes = dict(_OVERFLOW)
+                key = tuple(attributes.items())
+                found = series.get(key)
+            if found is None:
+                found = series[key] = _Histogram(attributes, self._start(), len(self.bounds))
+        return found
+
+    def add(self, groups: list[_Bounded]) -> None:
+        for attributes, verdicts, counts, results, durations in groups:
             for verdict, count in verdicts.items():
-                m._traces.add(count, {**attributes, n.VERDICT: verdict})
-            for instrument, count in zip(_COUNTED, counts, strict=True):
+                self._sum(_TRACES, {**attributes, n.VERDICT: verdict}).value += count
+            for at, count in enumerate(counts):
                 if count:
-                    getattr(m, instrument).add(count, attributes)
+                    self._sum(_FIRST_COUNT + at, attributes).value += count
             for (name, oracle_type, outcome), count in results.items():
-                m._results.add(
-                    count,
+                point = self._sum(
+                    _RESULTS,
                     {
                         **attributes,
                         n.EVALUATION_NAME: name,
@@ -350,11 +469,124 @@ class Tally:
                         n.OUTCOME: outcome,
                     },
                 )
-        # A verdict's duration under the attributes its group's counts got (a merged tally's
-        # durations may carry labels of no group here): one ``bounded`` per label set.
-        for labels, seconds in self._durations:
-            if labels not in bounded:
-                bounded[labels] = m.bounded(labels)
-            m._duration.record(seconds, bounded[labels])
-        self._groups.clear()
-        self._durations.clear()
+                point.value += count
+            buckets, total, low, high = durations
+            h = self._histogram(attributes)
+            h.buckets = [a + b for a, b in zip(h.buckets, buckets, strict=True)]
+            h.sum += total
+            h.min = min(h.min, low)
+            h.max = max(h.max, high)
+
+    def collect(self) -> list[Metric]:
+        """The metrics as the SDK's collection makes them, now."""
+        from opentelemetry.sdk.metrics.export import (
+            AggregationTemporality,
+            Histogram,
+            HistogramDataPoint,
+            Metric,
+            NumberDataPoint,
+            Sum,
+        )
+
+        now = time.time_ns()
+        metrics: list[Metric] = []
+        sums_temporality = (
+            AggregationTemporality.DELTA if self.sums_delta else AggregationTemporality.CUMULATIVE
+        )
+        for (name, unit, description), series in zip(_SUMS, self.sums, strict=True):
+            if not series:
+                continue
+            points = [
+                NumberDataPoint(
+                    attributes=s.attributes,
+                    start_time_unix_nano=s.start,
+                    time_unix_nano=now,
+                    value=s.value,
+                    exemplars=[],
+                )
+                for s in series.values()
+            ]
+            data = Sum(
+                data_points=points,
+                aggregation_temporality=sums_temporality,
+                is_monotonic=True,
+            )
+            metrics.append(Metric(name=name, description=description, unit=unit, data=data))
+        if self.durations:
+            bounds = self.bounds
+            hist_points = [
+                HistogramDataPoint(
+                    attributes=h.attributes,
+                    start_time_unix_nano=h.start,
+                    time_unix_nano=now,
+                    count=sum(h.buckets),
+                    sum=h.sum,
+                    bucket_counts=tuple(h.buckets),
+                    explicit_bounds=bounds,
+                    min=h.min,
+                    max=h.max,
+                    exemplars=[],
+                )
+                for h in self.durations.values()
+            ]
+            name, unit, description = _DURATION
+            hist = Histogram(
+                data_points=hist_points,
+                aggregation_temporality=(
+                    AggregationTemporality.DELTA
+                    if self.durations_delta
+                    else AggregationTemporality.CUMULATIVE
+                ),
+            )
+            metrics.append(Metric(name=name, description=description, unit=unit, data=hist))
+        if self.sums_delta:
+            self.sums = [{} for _ in _SUMS]
+        if self.durations_delta:
+            self.durations = {}
+        if self.sums_delta or self.durations_delta:
+            self.last_collection = now
+        return metrics
+
+
+def _with_metrics(
+    data: MetricsData | None,
+    metrics: list[Metric],
+    resource: Resource,
+    scope: InstrumentationScope,
+) -> MetricsData | None:
+    """``data`` (what the SDK collected, None for nothing) with ``metrics`` added to
+    ``scope``'s metrics under ``resource``."""
+    if not metrics:
+        return data
+    from opentelemetry.sdk.metrics.export import MetricsData, ResourceMetrics, ScopeMetrics
+
+    resources = list(data.resource_metrics) if data is not None else []
+    for at, rm in enumerate(resources):
+        if rm.resource != resource:
+            continue
+        scopes = list(rm.scope_metrics)
+        for i, sm in enumerate(scopes):
+            if sm.scope == scope:
+                scopes[i] = ScopeMetrics(
+                    scope=sm.scope, metrics=[*metrics, *sm.metrics], schema_url=sm.schema_url
+                )
+                break
+        else:
+            scopes.insert(
+                0, ScopeMetrics(scope=scope, metrics=metrics, schema_url=scope.schema_url or "")
+            )
+        resources[at] = ResourceMetrics(
+            resource=rm.resource, scope_metrics=scopes, schema_url=rm.schema_url
+        )
+        break
+    else:
+        resources.append(
+            ResourceMetrics(
+                resource=resource,
+                scope_metrics=[
+                    ScopeMetrics(scope=scope, metrics=metrics, schema_url=scope.schema_url or "")
+                ],
+                schema_url=resource.schema_url,
+            )
+        )
+    return MetricsData(resource_metrics=resources)

@@ -26,7 +26,9 @@ the encoder makes of the records, with no record object per check. Skipping the
 Tracer/Logger (per-value attribute re-validation, span processors) and the SDK objects
 matters: emission cost more than grading (docs/performance-history.md, G4).
 Metrics go through the emitter's own MeterProvider: they are aggregated, so the periodic
-reader cannot drop them, and ``shutdown`` performs the final collection.
+reader cannot drop them, and ``shutdown`` performs the final collection. The verdict metrics
+are counted by the core (``GradeTally``) for a whole call and added to each reader's
+collection (``GraderMetrics.attach``), not recorded through the SDK's instruments.
 """
 
 from __future__ import annotations
@@ -198,6 +200,9 @@ class OtelEmitter(Emitter):
             if readers
             else GraderMetrics.noop()
         )
+        for reader in readers:
+            # The verdict metrics are counted in the core and added to each collection.
+            self._metrics.attach(reader, self.resource, self._scope)
 
     def _metric_export_failed(self, exporter: str) -> None:
         """Counts a failed metric export (the periodic reader would only log it)."""
@@ -268,8 +273,7 @@ class OtelEmitter(Emitter):
             if len(logs) >= batch:
                 ok &= self._ship("logs")
         if tally is not None:
-            for verdict, trajectory in pairs:
-                tally.add(verdict, trajectory)
+            tally.add_all(pairs)
             tally.flush()
         for signal in RECORD_SIGNALS:
             ok &= self._ship(signal)

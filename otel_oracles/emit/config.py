@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from otel_oracles.emit._explain import ExplainMode, explain_from_env
+from otel_oracles.emit._metrics import DURATION_BUCKETS_S
 from otel_oracles.emit._names import SERVICE_NAME
 
 OtlpProtocol = Literal["grpc", "http/protobuf"]
@@ -29,11 +30,9 @@ keeps every request far below the 4 MiB gRPC message limit."""
 DEFAULT_RETRY_AFTER_SECONDS = 30.0
 """An unreachable collector costs one exporter timeout per this period, not one per batch."""
 
-GRADE_DURATION_BUCKETS_S: tuple[float, ...] = (
-    0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0,
-    60.0,
-)  # fmt: skip
-"""Grading takes sub-millisecond for trace checks and seconds for replayed test commands."""
+GRADE_DURATION_BUCKETS_S = DURATION_BUCKETS_S
+"""Grading takes sub-millisecond for trace checks and seconds for replayed test commands
+(``otel_oracles.grade.duration``'s bounds, kept with the metrics)."""
 
 
 class EmitSettings(BaseModel):

@@ -1,18 +1,36 @@
 """A grading worker process counts each trace's verdicts in a ``Tally``, merges a batch's
 tallies into one, and sends it, pickled, to the receiving process, which merges it again and
 records it (it owns the one meter provider). Whatever path the counts take, the recorded
-points must be those of counting every verdict in one tally: same series, same values."""
+points must be those of counting every verdict in one tally: same series, same values.
+
+The counts are the core's (``GradeTally``) and their series are kept beside the SDK's
+(``GraderMetrics.attach``); what a reader collects must be what the SDK's own instruments
+would have aggregated from the same verdicts: names, units, descriptions, attributes,
+values, buckets, min and max, in either temporality, collection after collection."""
 
 from __future__ import annotations
 
 import pickle
 from typing import Any
 
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+import pytest
+from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider
+from opentelemetry.sdk.metrics.export import (
+    AggregationTemporality,
+    InMemoryMetricReader,
+    MetricsData,
+)
+from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from otel_oracles.emit import GraderMetrics
 from otel_oracles.emit import _names as n
+from otel_oracles.emit._metrics import (
+    DURATION_BUCKETS_S,
+    agent_label,
+    generation_labels,
+    trace_label,
+)
 from otel_oracles.model.result import Outcome, Verdict
 from otel_oracles.model.step import Trajectory
 from tests.emit.conftest import make_results, make_trajectory, make_verdict
@@ -22,8 +40,11 @@ def recorded(count: Any) -> dict[tuple[str, tuple[tuple[str, Any], ...]], Any]:
     """Every point ``count(metrics)`` records: (metric, sorted attributes) -> value (a
     histogram's count and sum)."""
     reader = InMemoryMetricReader()
-    provider = MeterProvider(metric_readers=[reader])
-    count(GraderMetrics(provider.get_meter("test")))
+    resource = Resource.create({})
+    provider = MeterProvider(metric_readers=[reader], resource=resource)
+    metrics = GraderMetrics(provider.get_meter("test"))
+    metrics.attach(reader, resource, InstrumentationScope("test"))
+    count(metrics)
     data = reader.get_metrics_data()
     assert data is not None
     points: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
@@ -85,3 +106,150 @@ def test_tallies_merged_across_processes_record_what_one_tally_records() -> None
     assert results["no-shell"] == 2, "the bare trace's two passing no-shell results"
     traces = [v for (name, _), v in once.items() if name == n.METRIC_TRACES]
     assert sorted(traces) == [1, 1, 2]
+
+
+_DELTA = {Counter: AggregationTemporality.DELTA, Histogram: AggregationTemporality.DELTA}
+
+
+def sdk_recorded(
+    batches: list[list[tuple[Verdict, Trajectory]]], delta: bool
+) -> list[MetricsData | None]:
+    """Each collection after each batch, the verdicts recorded through the SDK's own
+    instruments (one ``add`` per count, one ``record`` per duration), as they were before
+    the counts moved to the core."""
+    reader = InMemoryMetricReader(preferred_temporality=_DELTA if delta else None)
+    provider = MeterProvider(metric_readers=[reader], resource=Resource.create({}))
+    meter = provider.get_meter("test")
+    traces = meter.create_counter(
+        n.METRIC_TRACES, "{trace}", "Traces graded, per contract and verdict."
+    )
+    results = meter.create_counter(
+        n.METRIC_RESULTS, "{result}", "Check results, per contract, check and outcome."
+    )
+    counted = [
+        meter.create_counter(name, unit, description)
+        for name, unit, description in (
+            (n.METRIC_INVARIANT_FAILURES, "{failure}", "Invariant failures (must-hold violated)."),
+            (n.METRIC_TOLERATED_FAILURES, "{failure}", "Tolerated failures (within budget)."),
+            (n.METRIC_BUDGETS_EXHAUSTED, "{budget}", "Tolerances used beyond their budget."),
+            (n.METRIC_MISSING_EVIDENCE, "{result}", "Checks that lacked the evidence to judge."),
+        )
+    ]
+    duration = meter.create_histogram(
+        n.METRIC_DURATION,
+        "s",
+        "Time to grade one trace against one contract.",
+        explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS_S),
+    )
+    out = []
+    for batch in batches:
+        for verdict, trajectory in batch:
+            agent = agent_label(verdict, trajectory)
+            provider_name, model = generation_labels(trajectory)
+            labels: dict[str, object] = {
+                n.CONTRACT_ID: verdict.contract_id,
+                n.CONTRACT_VERSION: verdict.contract_version,
+            }
+            version = trace_label(trajectory.resource.get("service.version"))
+            for key, value in (
+                (n.AGENT_NAME, agent),
+                (n.PROVIDER_NAME, provider_name),
+                (n.REQUEST_MODEL, model),
+                (n.SUBJECT_SERVICE_VERSION, version),
+            ):
+                if value:
+                    labels[key] = value
+            traces.add(1, {**labels, n.VERDICT: verdict.verdict})
+            c = verdict.counts
+            numbers = (
+                c.invariant_failures,
+                c.tolerated_failures,
+                c.budget_exhausted,
+                c.missing_evidence,
+            )
+            for instrument, number in zip(counted, numbers, strict=True):
+                if number:
+                    instrument.add(number, labels)
+            for r in verdict.results:
+                results.add(
+                    1,
+                    {
+                        **labels,
+                        n.EVALUATION_NAME: r.name,
+                        n.ORACLE_TYPE: r.oracle_type,
+                        n.OUTCOME: r.outcome.value,
+                    },
+                )
+            duration.record(verdict.duration_ns / 1e9, labels)
+        out.append(reader.get_metrics_data())
+    provider.shutdown()
+    return out
+
+
+def tally_recorded(
+    batches: list[list[tuple[Verdict, Trajectory]]], delta: bool
+) -> list[MetricsData | None]:
+    """``sdk_recorded``, the verdicts counted by the core and collected through ``attach``."""
+    reader = InMemoryMetricReader(preferred_temporality=_DELTA if delta else None)
+    resource = Resource.create({})
+    provider = MeterProvider(metric_readers=[reader], resource=resource)
+    metrics = GraderMetrics(provider.get_meter("test"))
+    metrics.attach(reader, resource, InstrumentationScope("test"))
+    out = []
+    for batch in batches:
+        tally = metrics.tally()
+        tally.add_all(list(batch))
+        tally.flush()
+        out.append(reader.get_metrics_data())
+    provider.shutdown()
+    return out
+
+
+def shape(data: MetricsData | None) -> dict[Any, Any]:
+    """What a collection says, time stamps left out: per metric (name, unit, description,
+    kind, temporality, monotonic), per sorted attribute set, the value or the histogram."""
+    out: dict[Any, Any] = {}
+    if data is None:
+        return out
+    for rm in data.resource_metrics:
+        for sm in rm.scope_metrics:
+            assert sm.scope.name == "test"
+            for m in sm.metrics:
+                d = m.data
+                key = (
+                    m.name,
+                    m.unit,
+                    m.description,
+                    type(d).__name__,
+                    d.aggregation_temporality,
+                    getattr(d, "is_monotonic", None),
+                )
+                points = out.setdefault(key, {})
+                for p in d.data_points:
+                    attrs = tuple(sorted(dict(p.attributes or {}).items()))
+                    assert not p.exemplars
+                    assert p.start_time_unix_nano <= p.time_unix_nano
+                    if hasattr(p, "bucket_counts"):
+                        points[attrs] = (
+                            p.count,
+                            pytest.approx(p.sum),
+                            tuple(p.bucket_counts),
+                            tuple(p.explicit_bounds),
+                            p.min,
+                            p.max,
+                        )
+                    else:
+                        points[attrs] = p.value
+    return out
+
+
+@pytest.mark.parametrize("delta", [False, True], ids=["cumulative", "delta"])
+def test_collections_are_what_the_sdk_instruments_aggregate(delta: bool) -> None:
+    pairs = verdicts()
+    slow = make_verdict(pairs[0][1]).model_copy(update={"duration_ns": 7_000_000_000})
+    batches = [pairs, [pairs[1], (slow, pairs[0][1])], []]
+    expected = [shape(d) for d in sdk_recorded(batches, delta)]
+    got = [shape(d) for d in tally_recorded(batches, delta)]
+    assert got == expected
+    assert expected[0] and expected[1]
+    assert bool(expected[2]) is not delta, "delta: nothing new, nothing reported"

@@ -18,6 +18,7 @@ mod encode;
 mod encode_metrics;
 mod evidence;
 mod fields;
+mod grade_tally;
 mod limits;
 mod linking;
 mod log_events;
@@ -56,6 +57,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     encode::register(m)?;
     encode_metrics::register(m)?;
     emit_records::register(m)?;
+    grade_tally::register(m)?;
     parsers::register(m)?;
     online::register(m)?;
     rules::register(m)?;

@@ -1,0 +1,389 @@
+//! The grader's verdict metrics counted in the core (`otel_oracles.emit._metrics.Tally`):
+//! traces per verdict, the four failure counts, results per (check, oracle type, outcome)
+//! and the grading durations' histogram, per set of labels (contract, agent, provider,
+//! model, service version).
+//!
+//! Why here: the emitter counted each verdict in Python (a dict key a result) and recorded
+//! each verdict's duration through the SDK's `Histogram.record` (its attribute dict hashed,
+//! its lock, its bucket search, a measurement object), the largest part of emission after
+//! the records (docs/performance-history.md). A run of verdicts is counted here in one call;
+//! what leaves is plain data per label set (`state`), which the Python side adds to its
+//! metric series once per set, and which `serve`'s workers pickle to the receiving process.
+//! The labels of a verdict are the Python side's (`labels(verdict, trajectory)`), asked
+//! once per run of verdicts of one trajectory, contract and agent name.
+
+use std::collections::HashMap;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+
+use crate::evidence::StepFields;
+
+/// A histogram of grading seconds with explicit bounds, as the SDK's explicit-bucket
+/// aggregation keeps one: a value goes to the first bucket whose bound is not below it.
+#[derive(Clone)]
+struct Durations {
+    buckets: Vec<u64>,
+    sum: f64,
+    min: f64,
+    max: f64,
+}
+
+impl Durations {
+    fn new(bounds: usize) -> Self {
+        Durations {
+            buckets: vec![0; bounds + 1],
+            sum: 0.0,
+            min: f64::INFINITY,
+            max: f64::NEG_INFINITY,
+        }
+    }
+
+    fn record(&mut self, bounds: &[f64], seconds: f64) {
+        self.buckets[bounds.partition_point(|b| *b < seconds)] += 1;
+        self.sum += seconds;
+        self.min = self.min.min(seconds);
+        self.max = self.max.max(seconds);
+    }
+}
+
+/// A (check name, oracle type, outcome) and its count.
+type Counted = (Py<PyAny>, Py<PyAny>, Py<PyAny>, u64);
+
+/// What is counted under one set of labels.
+struct Group {
+    labels: Py<PyAny>,
+    /// Traces per verdict (`pass`, `fail`, `error`), in first-seen order.
+    verdicts: Vec<(Py<PyString>, u64)>,
+    /// Invariant failures, tolerated failures, budgets exhausted, missing evidence.
+    counts: [u64; 4],
+    /// (check name, oracle type, outcome) by its length-prefixed UTF-8 bytes -> its place
+    /// in `results`.
+    result_index: HashMap<Vec<u8>, usize>,
+    results: Vec<Counted>,
+    durations: Durations,
+}
+
+impl Group {
+    fn new(labels: Py<PyAny>, bounds: usize) -> Self {
+        Group {
+            labels,
+            verdicts: Vec::new(),
+            counts: [0; 4],
+            result_index: HashMap::new(),
+            results: Vec::new(),
+            durations: Durations::new(bounds),
+        }
+    }
+
+    fn add_verdict(&mut self, verdict: &Bound<'_, PyString>, count: u64) -> PyResult<()> {
+        for (known, n) in &mut self.verdicts {
+            if PyAnyMethods::eq(known.bind(verdict.py()).as_any(), verdict)? {
+                *n += count;
+                return Ok(());
+            }
+        }
+        self.verdicts.push((verdict.clone().unbind(), count));
+        Ok(())
+    }
+
+    /// Counts `count` results of `key` (see `result_index`), the strings made only for a
+    /// key not seen before.
+    fn add_result<'py>(
+        &mut self,
+        key: &[u8],
+        count: u64,
+        parts: impl FnOnce() -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>)>,
+    ) -> PyResult<()> {
+        if let Some(&at) = self.result_index.get(key) {
+            self.results[at].3 += count;
+            return Ok(());
+        }
+        let (name, oracle_type, outcome) = parts()?;
+        self.result_index.insert(key.to_vec(), self.results.len());
+        self.results
+            .push((name.unbind(), oracle_type.unbind(), outcome.unbind(), count));
+        Ok(())
+    }
+}
+
+/// Appends `text`'s bytes to `key`, after their length (so no two triples share a key): its
+/// UTF-8, or for a `str` holding a lone surrogate (which has none) the `surrogatepass`
+/// encoding, which is the UTF-8 of every other `str`, so each `str` has its own bytes.
+fn key_part(key: &mut Vec<u8>, text: &Bound<'_, PyAny>, what: &str) -> PyResult<()> {
+    let text = text
+        .cast::<PyString>()
+        .map_err(|_| PyValueError::new_err(format!("{what}: expected a str")))?;
+    let passed;
+    let bytes = match text.to_str() {
+        Ok(s) => s.as_bytes(),
+        Err(_) => {
+            let py = text.py();
+            passed = text
+                .call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?
+                .cast_into::<PyBytes>()?;
+            passed.as_bytes()
+        }
+    };
+    key.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    key.extend_from_slice(bytes);
+    Ok(())
+}
+
+/// The last run's identity: the trajectory, contract id, contract version and verdict agent
+/// name objects (held, so their addresses are not reused) and the group they map to.
+struct Last {
+    objects: [Py<PyAny>; 4],
+    group: usize,
+}
+
+/// Counts of verdicts per label set (see the module's text). Not thread-safe: one per batch,
+/// on one thread, as `Tally` is.
+#[pyclass(module = "otel_oracles._native", name = "GradeTally")]
+pub(crate) struct GradeTally {
+    /// `labels(verdict, trajectory) -> tuple of (key, value)`.
+    labels: Py<PyAny>,
+    bounds: Vec<f64>,
+    /// Labels tuple -> index in `groups`.
+    index: Py<PyDict>,
+    groups: Vec<Group>,
+    last: Option<Last>,
+    key: Vec<u8>,
+}
+
+const COUNTED: [&str; 4] = [
+    "invariant_failures",
+    "tolerated_failures",
+    "budget_exhausted",
+    "missing_evidence",
+];
+
+#[pymethods]
+impl GradeTally {
+    #[new]
+    fn new(py: Python<'_>, labels: Py<PyAny>, bounds: Vec<f64>) -> PyResult<Self> {
+        if bounds.windows(2).any(|w| w[0] >= w[1]) || bounds.iter().any(|b| !b.is_finite()) {
+            return Err(PyValueError::new_err(
+                "GradeTally: bounds must be finite and strictly increasing",
+            ));
+        }
+        Ok(GradeTally {
+            labels,
+            bounds,
+            index: PyDict::new(py).unbind(),
+            groups: Vec::new(),
+            last: None,
+            key: Vec::new(),
+        })
+    }
+
+    /// The histogram's bucket bounds (seconds).
+    #[getter]
+    fn bounds(&self) -> Vec<f64> {
+        self.bounds.clone()
+    }
+
+    fn __len__(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// Counts every `(verdict, trajectory)` pair of `pairs` (a list).
+    fn add(&mut self, pairs: &Bound<'_, PyList>) -> PyResult<()> {
+        for pair in pairs.iter() {
+            let (verdict, trajectory) = pair.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+            self.add_one(&verdict, &trajectory)?;
+        }
+        Ok(())
+    }
+
+    /// The counts as plain data, one tuple per label set in first-seen order: `(labels,
+    /// {verdict: traces}, [invariant, tolerated, exhausted, missing], {(check, oracle type,
+    /// outcome): results}, (bucket counts, sum, min, max))`.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let out = PyList::empty(py);
+        for g in &self.groups {
+            let verdicts = PyDict::new(py);
+            for (verdict, n) in &g.verdicts {
+                verdicts.set_item(verdict.bind(py), n)?;
+            }
+            let results = PyDict::new(py);
+            for (name, oracle_type, outcome, n) in &g.results {
+                results.set_item(
+                    PyTuple::new(py, [name.bind(py), oracle_type.bind(py), outcome.bind(py)])?,
+                    n,
+                )?;
+            }
+            let d = &g.durations;
+            let durations = (PyList::new(py, &d.buckets)?, d.sum, d.min, d.max);
+            out.append((
+                g.labels.bind(py),
+                verdicts,
+                PyList::new(py, g.counts)?,
+                results,
+                durations,
+            ))?;
+        }
+        Ok(out)
+    }
+
+    /// Adds a `state` made elsewhere (another tally, another process) with the same bounds.
+    fn merge(&mut self, state: &Bound<'_, PyAny>) -> PyResult<()> {
+        for group in state.try_iter()? {
+            let group = group?;
+            let (labels, verdicts, counts, results, durations) = group.extract::<(
+                Bound<'_, PyAny>,
+                Bound<'_, PyDict>,
+                [u64; 4],
+                Bound<'_, PyDict>,
+                (Vec<u64>, f64, f64, f64),
+            )>()?;
+            if durations.0.len() != self.bounds.len() + 1 {
+                return Err(PyValueError::new_err(
+                    "GradeTally.merge: the durations were counted with other bounds",
+                ));
+            }
+            let at = self.group_of(&labels)?;
+            let mut key = std::mem::take(&mut self.key);
+            let g = &mut self.groups[at];
+            for (verdict, n) in verdicts.iter() {
+                let verdict = verdict
+                    .cast_into::<PyString>()
+                    .map_err(|_| PyValueError::new_err("GradeTally.merge: a verdict not a str"))?;
+                g.add_verdict(&verdict, n.extract()?)?;
+            }
+            for (total, n) in g.counts.iter_mut().zip(counts) {
+                *total += n;
+            }
+            for (triple, n) in results.iter() {
+                let (name, oracle_type, outcome) =
+                    triple.extract::<(Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>)>()?;
+                key.clear();
+                key_part(&mut key, &name, "check name")?;
+                key_part(&mut key, &oracle_type, "oracle type")?;
+                key_part(&mut key, &outcome, "outcome")?;
+                g.add_result(&key, n.extract()?, || Ok((name, oracle_type, outcome)))?;
+            }
+            let (buckets, sum, min, max) = durations;
+            let d = &mut g.durations;
+            for (total, n) in d.buckets.iter_mut().zip(buckets) {
+                *total += n;
+            }
+            d.sum += sum;
+            d.min = d.min.min(min);
+            d.max = d.max.max(max);
+            self.key = key;
+        }
+        Ok(())
+    }
+
+    /// `state`, then counts anew.
+    fn take<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let out = self.state(py)?;
+        self.groups.clear();
+        self.index.bind(py).clear();
+        self.last = None;
+        Ok(out)
+    }
+}
+
+impl GradeTally {
+    /// The group of `labels` (made when new).
+    fn group_of(&mut self, labels: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let index = self.index.bind(labels.py());
+        if let Some(at) = index.get_item(labels)? {
+            return at.extract();
+        }
+        let at = self.groups.len();
+        index.set_item(labels, at)?;
+        self.groups
+            .push(Group::new(labels.clone().unbind(), self.bounds.len()));
+        Ok(at)
+    }
+
+    fn add_one(
+        &mut self,
+        verdict: &Bound<'_, PyAny>,
+        trajectory: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let py = verdict.py();
+        let f = StepFields::new(verdict.clone());
+        let contract_id = f.get(intern!(py, "contract_id"))?;
+        let contract_version = f.get(intern!(py, "contract_version"))?;
+        let agent = f.get(intern!(py, "agent_name"))?;
+        let same = self.last.as_ref().is_some_and(|last| {
+            last.objects[0].bind(py).is(trajectory)
+                && last.objects[1].bind(py).is(&contract_id)
+                && last.objects[2].bind(py).is(&contract_version)
+                && last.objects[3].bind(py).is(&agent)
+        });
+        let cached = if same {
+            self.last.as_ref().map(|last| last.group)
+        } else {
+            None
+        };
+        let at = match cached {
+            Some(group) => group,
+            None => {
+                let labels = self.labels.bind(py).call1((verdict, trajectory))?;
+                let group = self.group_of(&labels)?;
+                self.last = Some(Last {
+                    objects: [
+                        trajectory.clone().unbind(),
+                        contract_id.unbind(),
+                        contract_version.unbind(),
+                        agent.unbind(),
+                    ],
+                    group,
+                });
+                group
+            }
+        };
+        let outcome = verdict.getattr(intern!(py, "verdict"))?;
+        let outcome = outcome
+            .cast::<PyString>()
+            .map_err(|_| PyValueError::new_err("Verdict.verdict: expected a str"))?;
+        let counts = StepFields::new(f.get(intern!(py, "counts"))?);
+        let mut counted = [0u64; 4];
+        for (n, field) in counted.iter_mut().zip(COUNTED) {
+            *n = counts.get(&PyString::intern(py, field))?.extract()?;
+        }
+        let duration_ns = f.get(intern!(py, "duration_ns"))?.extract::<i64>()?;
+        let results = f.get(intern!(py, "results"))?;
+        let results = results
+            .cast::<PyList>()
+            .map_err(|_| PyValueError::new_err("Verdict.results: expected a list"))?;
+        let mut key = std::mem::take(&mut self.key);
+        let bounds = &self.bounds;
+        let g = &mut self.groups[at];
+        g.add_verdict(outcome, 1)?;
+        for (total, n) in g.counts.iter_mut().zip(counted) {
+            *total += n;
+        }
+        // The seconds as Python's `duration_ns / 1e9` makes them (a true division).
+        g.durations.record(bounds, duration_ns as f64 / 1e9);
+        for result in results.iter() {
+            let r = StepFields::new(result);
+            let name = r.get(intern!(py, "name"))?;
+            let oracle_type = r.get(intern!(py, "oracle_type"))?;
+            let outcome = r.get(intern!(py, "outcome"))?;
+            key.clear();
+            key_part(&mut key, &name, "OracleResult.name")?;
+            key_part(&mut key, &oracle_type, "OracleResult.oracle_type")?;
+            key_part(&mut key, &outcome, "OracleResult.outcome")?;
+            g.add_result(&key, 1, || {
+                // The outcome's plain string (an `Outcome` is a `StrEnum`), as an attribute.
+                let value = outcome.getattr(intern!(py, "_value_"))?;
+                Ok((name, oracle_type, value))
+            })?;
+        }
+        self.key = key;
+        Ok(())
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<GradeTally>()?;
+    Ok(())
+}
