@@ -820,11 +820,16 @@ impl VerdictRecords {
             .steps
             .cast::<PyList>()
             .map_err(|_| PyValueError::new_err("OracleResult.step_indexes: expected a list"))?;
+        // Written into a request (`Form::Proto`), a list is encoded at once, so the result's
+        // own list serves when it is not cut; an item keeps a list of its own.
+        let whole = |len: usize| form == Form::Proto && len <= self.max_list;
         if !steps.is_empty() {
-            extra.push((
-                name(&n.step_indexes),
-                steps.get_slice(0, self.max_list).into_any(),
-            ));
+            let value = if whole(steps.len()) {
+                steps.clone().into_any()
+            } else {
+                steps.get_slice(0, self.max_list).into_any()
+            };
+            extra.push((name(&n.step_indexes), value));
         }
         let mut pointed = None;
         let span_ids = f.get(intern!(py, "span_ids"))?;
@@ -855,10 +860,12 @@ impl VerdictRecords {
                 shown.push(item);
             }
             if !shown.is_empty() {
-                extra.push((
-                    name(&n.evaluated_span_ids),
-                    PyList::new(py, shown)?.into_any(),
-                ));
+                let value = if whole(span_ids.len()) && shown.len() == span_ids.len() {
+                    span_ids.clone().into_any()
+                } else {
+                    PyList::new(py, shown)?.into_any()
+                };
+                extra.push((name(&n.evaluated_span_ids), value));
             }
             pointed = first;
         }
