@@ -26,6 +26,7 @@ mod online;
 mod parsers;
 mod passes;
 mod pydict;
+mod pystr;
 mod pytree;
 mod report_json;
 mod report_markup;
