@@ -98,6 +98,33 @@ pub struct Drafter {
     hooks: Hooks,
     /// `"ok"`, `"error"`, `"unset"`, interned.
     statuses: [Py<PyString>; 3],
+    /// What `normalize` makes of a field name, by the name's address: every plan field name
+    /// of `reader` (held by it) and the interned `NORMALIZED` and `STRING_FIELDS` names (held
+    /// in `interned`), so most keys are told apart without reading their text.
+    name_classes: FastMap<usize, NameClass>,
+    _interned: Vec<Py<PyString>>,
+}
+
+/// A field name as `normalize` reads it: one of `NORMALIZED` (its number), one of
+/// `STRING_FIELDS`, or neither.
+#[derive(Clone, Copy)]
+enum NameClass {
+    Normalized(usize),
+    StringField,
+    Other,
+}
+
+impl NameClass {
+    /// The class of a name by its text.
+    fn of(text: &str) -> Self {
+        if let Some(bit) = NORMALIZED.iter().position(|name| *name == text) {
+            NameClass::Normalized(bit)
+        } else if STRING_FIELDS.contains(&text) {
+            NameClass::StringField
+        } else {
+            NameClass::Other
+        }
+    }
 }
 
 const OK: usize = 0;
@@ -463,13 +490,26 @@ impl Drafter {
         let mut named = Named(0);
         let mut strings = Vec::new();
         for (name, value) in fields.iter() {
-            named.see(&name, &names);
-            if value.is_exact_instance_of::<PyString>() {
-                continue;
-            }
-            let name = name.cast_into::<PyString>()?;
-            if name.to_str().is_ok_and(|n| STRING_FIELDS.contains(&n)) {
-                strings.push((name, value));
+            // A name the drafter knows by its address (the plans' names and the interned
+            // ones, the keys of nearly every draft) is classified without reading its text.
+            match self.name_classes.get(&(name.as_ptr() as usize)) {
+                Some(NameClass::Normalized(bit)) => named.set(*bit),
+                Some(NameClass::StringField) => {
+                    if !value.is_exact_instance_of::<PyString>() {
+                        strings.push((name.cast_into::<PyString>()?, value));
+                    }
+                }
+                Some(NameClass::Other) => {}
+                None => {
+                    named.see(&name, &names);
+                    if value.is_exact_instance_of::<PyString>() {
+                        continue;
+                    }
+                    let name = name.cast_into::<PyString>()?;
+                    if name.to_str().is_ok_and(|n| STRING_FIELDS.contains(&n)) {
+                        strings.push((name, value));
+                    }
+                }
             }
         }
         for (name, value) in strings {
@@ -652,7 +692,27 @@ impl Drafter {
             }
         }
         let (parse_string, parse_int, output_messages, run_limit) = hooks;
+        let interned: Vec<Py<PyString>> = NORMALIZED
+            .iter()
+            .chain(STRING_FIELDS.iter())
+            .map(|name| PyString::intern(py, name).unbind())
+            .collect();
+        let mut name_classes = FastMap::new();
+        for name in interned.iter().chain(reader.get().field_names()) {
+            // A subclass of `str` may compare as it likes: left to the text path.
+            if !name.bind(py).is_exact_instance_of::<PyString>() {
+                continue;
+            }
+            let class = match name.bind(py).to_str() {
+                Ok(text) => NameClass::of(text),
+                // Lone surrogates: equal to none of the names, which are ASCII.
+                Err(_) => NameClass::Other,
+            };
+            name_classes.insert(name.as_ptr() as usize, class);
+        }
         Ok(Self {
+            name_classes,
+            _interned: interned,
             reader,
             has_control_flow: !control_flow.is_empty(),
             control_flow: names,

@@ -545,6 +545,12 @@ impl FieldReader {
 }
 
 impl FieldReader {
+    /// Every field name of every plan (a name once per field that reads it): the very
+    /// objects `read_into` sets as `fields` keys, held as long as the reader is.
+    pub(crate) fn field_names(&self) -> impl Iterator<Item = &Py<PyString>> {
+        self.plans.iter().flatten().map(|field| &field.name)
+    }
+
     /// `read`, for the drafter (`draft.rs`), which reads a span's fields first.
     pub(crate) fn read_into(
         &self,
