@@ -382,51 +382,6 @@ def test_attribute_dicts_of_the_same_keys_are_filled_as_from_the_wire_list() -> 
     assert _at(builder, batch, [0])[0].attributes == expected[0]
 
 
-def test_long_string_values_are_the_strs_python_would_make_of_them() -> None:
-    """Long ASCII attribute values are copied into a fresh string's storage (``pystr.rs``)
-    rather than decoded: each must be the ``str`` Python makes of the same text (equal,
-    same length and hash, ASCII only where the text is, every byte in place at both ends
-    of the copy), its own object, and the string they are made from must stay ``" "``."""
-    texts = (
-        ["a" * n + "z" for n in (0, 1, 62, 63, 64, 65, 126, 127, 128, 129, 255, 1000, 4096)]
-        + ["".join(chr(33 + (i * 7) % 94) for i in range(n)) for n in (127, 128, 129, 300)]
-        + [
-            '[{"role":"user","parts":[{"type":"text","content":"hi"}]}]' * 9,
-            "x" * 200 + "\u00e9",  # not ASCII: decoded as before
-            "\u6f22" + "y" * 300,
-            "ends in a newline\n" * 10,
-            "\x7f" * 200,  # the last ASCII code point
-        ]
-    )
-    attributes = [{"key": f"k{n}", "value": {"stringValue": t}} for n, t in enumerate(texts)]
-    span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174"}
-    for ascii_only in (True, False):
-        body = json.dumps(
-            {"resourceSpans": [{"scopeSpans": [{"spans": [{**span, "attributes": attributes}]}]}]},
-            ensure_ascii=ascii_only,
-        ).encode()
-        for batch in (_native.decode_json(body), _native.decode_json(body)):
-            [record], _ = batch.records()
-            values = list(record.attributes.values())
-            assert values == texts
-            for got, text in zip(values, texts, strict=True):
-                assert type(got) is str and len(got) == len(text)
-                assert hash(got) == hash(text) and got.isascii() == text.isascii()
-                assert got.encode() == text.encode()
-            again, _ = batch.records()
-            assert all(
-                a is not b
-                for a, b in zip(again[0].attributes.values(), values, strict=True)
-                if len(a) > 64
-            )
-    # The message parsers' long texts are made the same way.
-    for ascii_only in (True, False):
-        parsed = _native.parse_json(json.dumps({"texts": texts}, ensure_ascii=ascii_only))
-        assert parsed == {"texts": texts}
-        assert [hash(t) for t in parsed["texts"]] == [hash(t) for t in texts]
-    assert chr(32).encode() == b"\x20" and ord(" ") == 32
-
-
 def test_decode_proto_refuses_what_is_not_that_message() -> None:
     with pytest.raises(ValueError, match="ExportTraceServiceRequest': Wire format was corrupt"):
         _native.decode_proto(b"\x0a\x05abc", "traces")

@@ -915,7 +915,7 @@ impl<'py> Builder<'py> {
             AnyValue::Str(s) if s.len() <= VALUE_MAX_BYTES => {
                 kept_decoded(py, &mut self.shared.values, s).into_any()
             }
-            AnyValue::Str(s) => crate::pystr::text(py, s).into_any(),
+            AnyValue::Str(s) => PyString::new(py, s).into_any(),
             AnyValue::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
             AnyValue::Int(i) => i.into_pyobject(py)?.into_any(),
             AnyValue::Double(d) => d.into_pyobject(py)?.into_any(),

@@ -26,7 +26,6 @@ mod online;
 mod parsers;
 mod passes;
 mod pydict;
-mod pystr;
 mod pytree;
 mod report_json;
 mod report_markup;

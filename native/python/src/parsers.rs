@@ -554,7 +554,7 @@ fn text<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyAny> {
     if s.len() <= MAX_SHARED_TEXT {
         dict_key(py, s).into_any()
     } else {
-        crate::pystr::text(py, s).into_any()
+        PyString::new(py, s).into_any()
     }
 }
 

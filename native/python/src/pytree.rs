@@ -276,7 +276,7 @@ pub(crate) fn emit<'py, V: Emit<'py>>(
         Out::Parsed(value) => to_python(py, value)?,
         Out::Null => py.None().into_bound(py),
         Out::Static(text) => dict_key(py, text).into_any(),
-        Out::Text(text) => crate::pystr::text(py, text).into_any(),
+        Out::Text(text) => PyString::new(py, text).into_any(),
         Out::Obj(entries) => {
             let dict = PyDict::new(py);
             for (key, value) in entries {
