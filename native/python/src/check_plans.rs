@@ -20,20 +20,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyList, PyString, PyTuple, PyType};
 
+use crate::checks::FINDING_FIELDS;
 use crate::slots::{Fallback, SlotClass};
-
-/// `Finding`'s fields in declaration order (its `__slots__`' order, which `SlotClass`
-/// fills positionally).
-const FINDING_FIELDS: [&str; 8] = [
-    "status",
-    "message",
-    "details",
-    "span_ids",
-    "step_indexes",
-    "used",
-    "breach",
-    "unseen",
-];
 
 /// What a plan decides and the params it reads (the check's, copied once).
 enum Kind {

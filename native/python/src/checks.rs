@@ -125,8 +125,10 @@ pub struct CheckRunner {
     clock: Py<PyAny>,
 }
 
-/// `Finding`'s fields in the order `CheckRunner::finding` reads them (its slot numbers).
-const FINDING_FIELDS: [&str; 8] = [
+/// `Finding`'s fields in the order `CheckRunner::finding` reads them (its slot numbers):
+/// its declaration order, which is also its `__slots__`' order that `SlotClass` fills
+/// positionally (`check_plans`).
+pub(crate) const FINDING_FIELDS: [&str; 8] = [
     "status",
     "message",
     "details",
