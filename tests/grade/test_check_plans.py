@@ -24,7 +24,7 @@ from otel_oracles.model.contract import OracleSpec
 from otel_oracles.model.result import InputProblem
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import read_traces
-from tests.oracles.trace_builders import gen, tool, traj
+from tests.oracles.trace_builders import MS, gen, tool, traj
 from tests.support.check_reference import REFERENCE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,6 +94,13 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"max": 0},
         {"max": 5, "kinds": ["tool_call"]},
         {"max": 5, "kinds": ["generation", "agent"]},
+    ],
+    "latency": [
+        {"max_ms": 120000},
+        {"max_ms": 0.001},
+        {"max_ms": 12.5, "max": 1},
+        {"max_ms": 1e-7},
+        {"max_ms": 35.0000001},
     ],
 }
 
@@ -170,6 +177,27 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
             tool("", None, "ok"),
             gen("done"),
         ),
+    )
+    yield (
+        "ends unset, before starts, or missing",
+        traj(
+            gen("a", start_ns=5 * MS, end_ns=0),
+            tool("search_docs", {"q": "a"}, "ok", start_ns=40 * MS, end_ns=20 * MS),
+            gen("b", start_ns=None, end_ns=None),
+        ),
+    )
+    yield (
+        "an end before its start, a duration that rounds",
+        traj(
+            gen("a", start_ns=1_700_000_000_000_000_000, end_ns=1_700_000_000_012_345_450),
+            tool("search_docs", {"q": "a"}, "ok", start_ns=1_700_000_000_000_000_300, end_ns=7),
+            gen("b", start_ns=1_700_000_000_000_000_001, end_ns=1_700_000_000_000_250_001),
+        ),
+    )
+    yield ("no times", traj(gen("a"), tool("search_docs", {"q": "a"}, "ok"), timed=False))
+    yield (
+        "a run of over 104 days",
+        traj(gen("a", start_ns=0, end_ns=2**53 + 1), gen("b", start_ns=1, end_ns=2)),
     )
     yield (
         "an answering call",

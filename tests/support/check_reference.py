@@ -13,6 +13,7 @@ from typing import Any
 
 from otel_oracles.grade.evidence import list_steps, where
 from otel_oracles.grade.oracles.base import Finding, GradeContext
+from otel_oracles.grade.oracles.trace_budget import NS_PER_MS
 from otel_oracles.grade.oracles.trace_common import (
     DENIED,
     call_failures,
@@ -288,6 +289,51 @@ def max_steps(oracle: Any, ctx: GradeContext) -> Finding:
     return Finding.ok(f"{len(counted)} steps (at most {p.max})", details=details)
 
 
+def latency(oracle: Any, ctx: GradeContext) -> Finding:
+    """The trace scope (the one a plan answers)."""
+    p = oracle.given
+    assert p.scope == "trace"
+    first: int | None = None
+    last = 0
+    unset: list[Step] = []
+    for s in ctx.trajectory.steps:
+        start, end = s.start_ns, s.end_ns
+        if start is None or end is None:
+            continue
+        if end == 0 < start:
+            unset.append(s)  # its start is still an instant of the run
+            end = start
+        elif end < start:
+            start, end = end, start
+        if first is None:
+            first, last = start, end
+        else:
+            if start < first:
+                first = start
+            if end > last:
+                last = end
+    ms = (last - first) / NS_PER_MS if first is not None else 0.0
+    details = {"duration_ms": round(ms, 3)}
+    if unset and not (ms > p.max_ms and p.max < 1):  # over already: the rest adds
+        return Finding.missing(
+            f"latency: {len(unset)} step(s) of the trace have no end time (a span "
+            "that never ended, or whose end was not written): " + list_steps(unset)
+        )
+    if first is None:
+        return Finding.missing("latency: no step of the trace has start and end times")
+    if ms <= p.max_ms:
+        return Finding.ok(f"trace took {ms:.1f} ms (limit {p.max_ms:g} ms)", details=details)
+    if p.max < 1:
+        return Finding.fail(
+            f"trace took {ms:.1f} ms, limit {p.max_ms:g} ms", details=details, used=1
+        )
+    return Finding.ok(
+        f"trace took {ms:.1f} ms, over {p.max_ms:g} ms but tolerated",
+        details=details,
+        used=1,
+    )
+
+
 REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "tool_not_called": tool_not_called,
     "tool_retries": tool_retries,
@@ -296,4 +342,5 @@ REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "max_tool_calls": max_tool_calls,
     "tokens": tokens,
     "max_steps": max_steps,
+    "latency": latency,
 }

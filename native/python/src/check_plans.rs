@@ -16,11 +16,13 @@
 //! `failed_calls` and `repeated_args_candidates` helpers of `trace_common`), so a plan and a
 //! Python body that ask after it share every answer.
 
+use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyFloat, PyFrozenSet, PyList, PyString, PyTuple, PyType};
 
 use crate::checks::FINDING_FIELDS;
+use crate::evidence::StepView;
 use crate::slots::{Fallback, SlotClass};
 
 /// What a plan decides and the params it reads (the check's, copied once).
@@ -42,6 +44,13 @@ enum Kind {
         threshold: usize,
         /// `"no tool called {threshold}+ times with the same arguments"`.
         message: Py<PyString>,
+    },
+    /// `latency` (trace scope): every step's end set, and the run's extent (first instant
+    /// to last, `StepView`'s `Extent`) within `max_ms`.
+    Latency {
+        max_ms: f64,
+        /// `f"{max_ms:g}"` (Python's own formatting, once).
+        limit: String,
     },
     /// `max_tool_calls`: at most `max` calls of `tools`, when no call answers and none is
     /// nameless (no call to leave out of the count).
@@ -178,6 +187,21 @@ impl CheckPlans {
                 names: PyList::new(py, names)?.unbind(),
                 kinds: kinds.unbind(),
                 max,
+            },
+        )
+    }
+
+    /// `latency`'s plan for its trace scope and `max_ms` (the other scopes time each call
+    /// in Python).
+    fn latency(&self, py: Python<'_>, max_ms: Bound<'_, PyFloat>) -> PyResult<CheckPlan> {
+        let limit = max_ms
+            .call_method1(intern!(py, "__format__"), ("g",))?
+            .extract()?;
+        self.plan(
+            py,
+            Kind::Latency {
+                max_ms: max_ms.value(),
+                limit,
             },
         )
     }
@@ -322,6 +346,9 @@ impl CheckPlan {
                 }
                 return self.settled(&evidence, count).map(Some);
             }
+            Kind::Latency { max_ms, limit } => {
+                return latency(&evidence, *max_ms, limit, &self.finding);
+            }
             Kind::Tokens { limits } => {
                 let (leaves, sums) = token_sums(&evidence)?;
                 for (sum, limit) in sums.iter().zip(limits) {
@@ -421,6 +448,9 @@ impl CheckPlan {
                 let (leaves, sums) = token_sums(evidence)?;
                 tokens_within(py, &self.finding, leaves.len(), sums)
             }
+            Kind::Latency { .. } => Err(PyValueError::new_err(
+                "latency's plan has no finding within a bound to give",
+            )),
             Kind::MaxCalls { max, .. } => {
                 details.set_item(intern!(py, "tool_calls"), count)?;
                 // A lower bound when a framework's limit cut the run off.
@@ -532,6 +562,52 @@ fn tokens_within<'py>(
         PyString::new(py, &message),
         details,
     )
+}
+
+/// Largest duration in nanoseconds a `f64` holds exactly (2**53): below it Python's
+/// `(last - first) / 1_000_000` is the `f64` division done here; past it (a run of over
+/// 104 days) the Python body divides.
+const EXACT_NS: i128 = 1 << 53;
+
+/// `latency`'s pass (trace scope) from the extent `StepView` kept: `None` (the Python body
+/// words it) when a step's end is unset, no step has both times, or the run took longer
+/// than `max_ms`. `:.1f` and `round(ms, 3)` are Rust's exact decimal formatting, which
+/// rounds as CPython's does (the correctly rounded decimal, ties to even).
+fn latency<'py>(
+    evidence: &Bound<'py, PyAny>,
+    max_ms: f64,
+    limit: &str,
+    finding: &Py<SlotClass>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let py = evidence.py();
+    let groups = evidence.getattr(intern!(py, "groups"))?;
+    let extent = groups.cast::<StepView>()?.get().extent;
+    let Some((first, last)) = extent.span else {
+        return Ok(None);
+    };
+    let ns = last - first;
+    if extent.unset || ns >= EXACT_NS {
+        return Ok(None);
+    }
+    #[allow(clippy::cast_precision_loss)] // below 2**53: exact
+    let ms = ns as f64 / 1e6;
+    if ms > max_ms {
+        return Ok(None); // (neither is NaN: `max_ms > 0` was validated)
+    }
+    let rounded: f64 = format!("{ms:.3}")
+        .parse()
+        .map_err(|_| PyValueError::new_err("a duration that formats as no number"))?;
+    let details = PyDict::new(py);
+    details.set_item(intern!(py, "duration_ms"), rounded)?;
+    let message = format!("trace took {ms:.1} ms (limit {limit} ms)");
+    make(
+        py,
+        finding,
+        intern!(py, "pass"),
+        PyString::new(py, &message),
+        details,
+    )
+    .map(Some)
 }
 
 /// `evidence.stopped_short()`: why a framework's limit ended the run, or `None`.

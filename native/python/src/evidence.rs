@@ -21,6 +21,8 @@ mod probes;
 mod sequence;
 mod view;
 
+pub(crate) use view::StepView;
+
 use std::collections::HashMap;
 
 use otel_oracles_core::placeholder::is_placeholder_text;

@@ -47,6 +47,11 @@ class Latency(OracleCheck):
     params: LatencyParams
     given: LatencyParams
 
+    def __init__(self, params: LatencyParams) -> None:
+        super().__init__(params)
+        if self.given.scope == "trace":
+            self.native_plan = PLANS.latency(self.given.max_ms)
+
     def required_evidence(self) -> frozenset[str]:
         if self.given.scope == "tool":
             return frozenset({"steps", "tool_names"})
@@ -63,6 +68,12 @@ class Latency(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.given
         if p.scope == "trace":
+            # Every end set and the run within max_ms (most runs): the core's pass over the
+            # extent its step view kept (``native_plan``).
+            if self.native_plan is not None:
+                found = self.native_plan.finding(ctx)
+                if found is not None:
+                    return found
             # Every time the steps record, read once each. A step whose end is unset (0,
             # OTLP's unset: its span never ended) may still have been running, so the run's
             # duration is unknown, never the extent of the other steps (only a failure

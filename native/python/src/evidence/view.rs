@@ -100,11 +100,44 @@ pub struct StepView {
     agent_recs: Vec<Rec>,
     /// The steps whose kind is the `other` member itself (`_structured_objects`).
     others: Vec<Py<PyAny>>,
+    /// The run's extent over every step's times, as `latency` (trace scope) reads it.
+    pub(crate) extent: Extent,
     /// What the evidence probes' walks found, per probe and scope (`EvidencePlan.lacking`):
     /// the contracts graded on a trajectory ask the same names (`tool_arguments`,
     /// `tool_outcomes`), and each contract's plan, and each check's where the contract's
     /// names are not all there, reads them here instead of walking the steps again.
     pub(super) answers: Answers,
+}
+
+/// The run's extent read off every step with both times, as the `latency` check (trace
+/// scope) reads it: a step whose end is unset (`0`, OTLP's unset: a span that never ended)
+/// is `unset` and counts by its start alone; any other end before its start is a clock at
+/// fault and the two instants swap. Kept in the one pass that groups the steps, so the
+/// check's usual answer (`check_plans.rs`) reads no step again.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Extent {
+    /// `(earliest instant, latest instant)`, `None` when no step has both times.
+    pub(crate) span: Option<(i128, i128)>,
+    /// Whether a step's end is unset.
+    pub(crate) unset: bool,
+}
+
+impl Extent {
+    fn add(&mut self, start: Option<i128>, end: Option<i128>) {
+        let (Some(mut start), Some(mut end)) = (start, end) else {
+            return;
+        };
+        if end == 0 && 0 < start {
+            self.unset = true;
+            end = start;
+        } else if end < start {
+            (start, end) = (end, start);
+        }
+        self.span = Some(match self.span {
+            None => (start, end),
+            Some((first, last)) => (first.min(start), last.max(end)),
+        });
+    }
 }
 
 /// `(end_ns if end_ns is not None else -1, index)`: `evidence._order_key`.
@@ -250,6 +283,7 @@ impl StepView {
         let mut tool_spans = false;
         let mut all_raw = true;
         let mut any = false;
+        let mut extent = Extent::default();
         for step in steps.try_iter()? {
             let fields = StepFields::new(step?);
             any = true;
@@ -259,6 +293,9 @@ impl StepView {
             }
             let kind = fields.get(kind_key)?;
             let group = kinds.group(&kind)?;
+            let start = optional_number(&fields.get(start_key)?)?;
+            let end = optional_number(&fields.get(end_key)?)?;
+            extent.add(start, end);
             if matches!(group, Group::Handoff | Group::Other) {
                 if group == Group::Handoff {
                     handoffs.push(fields.step);
@@ -270,8 +307,8 @@ impl StepView {
             let mut rec = Rec {
                 step: fields.step.clone().unbind(),
                 index: number(&fields.get(index_key)?)?,
-                start: optional_number(&fields.get(start_key)?)?,
-                end: optional_number(&fields.get(end_key)?)?,
+                start,
+                end,
                 synthesized: false,
                 error: false,
                 named: false,
@@ -315,6 +352,7 @@ impl StepView {
             generation_recs,
             agent_recs,
             others,
+            extent,
             answers: Answers::default(),
         })
     }
