@@ -9,7 +9,6 @@ limit ended); and a result the loop builds from a plan is the one it builds from
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,16 +18,11 @@ from otel_oracles.grade.evaluator import run_compiled
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
-from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.contract import OracleSpec
-from otel_oracles.model.result import InputProblem
 from otel_oracles.model.step import Trajectory
-from otel_oracles.pipeline import read_traces
 from tests.oracles.trace_builders import MS, gen, tool, traj
+from tests.support.captured import captured_trajectories
 from tests.support.check_reference import REFERENCE
-
-ROOT = Path(__file__).resolve().parents[2]
-TRACES = ROOT / "tests" / "testdata" / "traces"
 
 SCENARIOS = (
     "a_happy",
@@ -115,19 +109,6 @@ def _oracles() -> list[OracleCheck]:
             assert check.head is not None
             built.append(check.oracle)
     return built
-
-
-def _captured() -> Iterator[tuple[str, Trajectory]]:
-    conventions = load_conventions()
-    for source in sorted(p for p in TRACES.iterdir() if p.is_dir()):
-        for scenario in SCENARIOS:
-            for variant in ("", ".nocontent"):
-                path = source / f"{scenario}{variant}.otlp.json"
-                if not path.is_file():
-                    continue
-                problems: list[InputProblem] = []
-                for trace in read_traces([str(path)], problems):
-                    yield f"{source.name}/{path.name}", map_trace(trace, conventions)
 
 
 def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
@@ -247,7 +228,7 @@ def _findings_agree(trajectories: Iterator[tuple[str, Trajectory]]) -> dict[str,
 
 
 def test_plans_answer_as_the_python_checks_did_on_captured_traces() -> None:
-    answered = _findings_agree(_captured())
+    answered = _findings_agree(captured_trajectories(SCENARIOS))
     # The plans answer the usual paths (every check's plan answered some trajectory), and
     # the captures reach the paths they leave to Python or word apart.
     assert all(answered.values()), answered

@@ -8,21 +8,17 @@ the name tuples the bench contracts and their checks ask.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from otel_oracles.grade.evidence import CORE_PROBES, PROBES, Evidence
 from otel_oracles.grade.loader import compile_contract
-from otel_oracles.mapping import load_conventions, map_trace
-from otel_oracles.model.result import InputProblem
 from otel_oracles.model.step import Step, StepKind, Trajectory
-from otel_oracles.pipeline import read_traces
+from tests.support.captured import captured_trajectories
 from tests.support.evidence_reference import REFERENCE, reference_lacking
 
 ROOT = Path(__file__).resolve().parents[2]
-TRACES = ROOT / "tests" / "testdata" / "traces"
 
 SCENARIOS = ("a_happy", "b_tool_retry", "d_forbidden_tool", "f_degraded", "h_coding_agent")
 """The scenarios read from each captured source (with content and without): a plain run,
@@ -47,19 +43,6 @@ def _contract_tuples() -> list[tuple[str, ...]]:
     return sorted(tuples)
 
 
-def _trajectories() -> Iterator[tuple[str, Trajectory]]:
-    conventions = load_conventions()
-    for source in sorted(p for p in TRACES.iterdir() if p.is_dir()):
-        for scenario in SCENARIOS:
-            for variant in ("", ".nocontent"):
-                path = source / f"{scenario}{variant}.otlp.json"
-                if not path.is_file():
-                    continue
-                problems: list[InputProblem] = []
-                for trace in read_traces([str(path)], problems):
-                    yield f"{source.name}/{path.name}", map_trace(trace, conventions)
-
-
 def test_core_plans_answer_as_the_python_probes_did_on_captured_traces() -> None:
     assert set(REFERENCE) == set(CORE_PROBES), "every core-probed name has its reference"
     rng = random.Random(3101)
@@ -67,7 +50,7 @@ def test_core_plans_answer_as_the_python_probes_did_on_captured_traces() -> None
     assert tuples, "the bench contracts ask evidence"
     seen = 0
     lacked: dict[str, int] = dict.fromkeys(REFERENCE, 0)
-    for where, trajectory in _trajectories():
+    for where, trajectory in captured_trajectories(SCENARIOS):
         seen += 1
         asked = [
             *tuples,
