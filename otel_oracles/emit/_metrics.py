@@ -8,14 +8,14 @@ series per instrument.
 
 The verdict metrics (traces, results, the four failure counts, the grading duration) are
 counted in the core (``GradeTally``, ``native/python/src/grade_tally.rs``) and kept here as
-series per metric reader (``_ReaderSeries``), which each reader's collection adds to what
-the SDK's instruments collected (``GraderMetrics.attach``): nothing per verdict goes through
-the SDK's instruments. The SDK recorded each verdict's duration with a ``Histogram.record``
-(its attribute dict copied and hashed, a measurement object, its locks) and each distinct
-attribute set of a batch with a ``Counter.add``; the series here keep what its aggregations
-keep (cumulative or delta per reader, start times, min and max, the 2,000-series limit with
-its overflow point) and no exemplars, as the SDK's default trace-based filter took none (no
-span is current where the grader counts).
+series per metric exporter (``_ReaderSeries``), which the exporter adds to each collection
+of the SDK's instruments its reader hands it (``GraderMetrics.attach``): nothing per verdict
+goes through the SDK's instruments. The SDK recorded each verdict's duration with a
+``Histogram.record`` (its attribute dict copied and hashed, a measurement object, its
+locks) and each distinct attribute set of a batch with a ``Counter.add``; the series here
+keep what its aggregations keep (cumulative or delta per reader, start times, min and max,
+the 2,000-series limit with its overflow point) and no exemplars, as the SDK's default
+trace-based filter took none (no span is current where the grader counts).
 
 The live receiver (``serve``) feeds the ``receiver_*`` methods (the SDK's instruments);
 offline grading never calls them. All methods are cheap, thread-safe and never raise.
@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry.metrics import Meter, NoOpMeter
 
@@ -34,12 +34,14 @@ from otel_oracles.emit import _names as n
 from otel_oracles.model.step import Step, StepKind, Trajectory
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Iterable
 
-    from opentelemetry.sdk.metrics.export import Metric, MetricReader, MetricsData
+    from opentelemetry.metrics import CallbackOptions, Observation
+    from opentelemetry.sdk.metrics.export import Metric, MetricsData
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
+    from otel_oracles.emit._metric_export import OwnMetricExporter
     from otel_oracles.model.result import Verdict
 
 _NOOP: GraderMetrics | None = None
@@ -167,6 +169,9 @@ class GraderMetrics:
         self._label_lock = threading.Lock()
         self.is_noop = isinstance(meter, NoOpMeter)
         self.duration_buckets_s = tuple(duration_buckets_s or DURATION_BUCKETS_S)
+        self._meter = meter
+        self._collected = False
+        """Whether the ``_COLLECTED`` gauge is observed (``attach``)."""
         self._readers: list[_ReaderSeries] = []
         self._series_lock = threading.Lock()
         """Held while counts are added to the readers' series or one collects them."""
@@ -192,44 +197,39 @@ class GraderMetrics:
             _NOOP = cls(NoOpMeter("otel_oracles"))
         return _NOOP
 
-    def attach(self, reader: MetricReader, resource: Resource, scope: InstrumentationScope) -> None:
-        """Adds the verdict metrics to what ``reader`` collects, as ``scope``'s metrics under
-        ``resource`` (those of the meter this was made with), in the temporality the reader
-        asks for. Call it once ``reader`` is registered with its ``MeterProvider``.
+    def attach(
+        self, exporter: OwnMetricExporter, resource: Resource, scope: InstrumentationScope
+    ) -> None:
+        """Adds the verdict metrics to every collection ``exporter`` exports, as ``scope``'s
+        metrics under ``resource`` (those of the meter this was made with), in the
+        temporality ``exporter`` asks its reader for.
 
-        The SDK has no public way to add points to a collection (no metric producers in
-        the Python SDK), so this wraps the collection callback the provider gave the reader
-        (``MetricReader._collect``) and reads the reader's resolved temporalities
-        (``_instrument_class_temporality``); ``tests/emit/test_metric_tally.py`` holds
-        both to the SDK's behaviour."""
+        The merge is the exporter's (``OwnMetricExporter.add_metrics``): the SDK's periodic
+        reader hands it each collection right after making it, and the SDK has no public
+        way to add points to a collection itself (no metric producers in the Python SDK).
+        The reader hands it nothing when the SDK's instruments collected nothing (always,
+        offline), so this also observes one gauge (``_COLLECTED``) that every collection
+        reports and the merge takes out again: a collection with neither verdicts nor the
+        receiver's metrics then reaches no destination, as before."""
         from opentelemetry.sdk.metrics import Counter, Histogram
-        from opentelemetry.sdk.metrics.export import AggregationTemporality
 
-        temporality = reader._instrument_class_temporality
+        if exporter.add_metrics is not None:
+            raise ValueError("attach: the exporter already has metrics attached")
+        series = _ReaderSeries(
+            exporter.is_delta(Counter), exporter.is_delta(Histogram), self.duration_buckets_s
+        )
+        with self._series_lock:
+            if not self._collected:
+                self._meter.create_observable_gauge(_COLLECTED, [_observe_collection])
+                self._collected = True
+            self._readers.append(series)
 
-        def delta(kind: type) -> bool:
-            # Keyed by the classes of the instruments the SDK's meter makes (subclasses of
-            # the public ones).
-            for cls, chosen in temporality.items():
-                if issubclass(cls, kind):
-                    return bool(chosen is AggregationTemporality.DELTA)
-            return False
-
-        series = _ReaderSeries(delta(Counter), delta(Histogram), self.duration_buckets_s)
-        # The SDK annotates the callback otherwise than it calls and returns it.
-        collect = cast("Callable[..., MetricsData | None] | None", reader._collect)
-        if collect is None:
-            raise ValueError("attach: the reader is not registered with a MeterProvider")
-
-        def collected(reader: MetricReader, timeout_millis: float = 10_000) -> MetricsData | None:
-            data = collect(reader, timeout_millis=timeout_millis)
+        def add_metrics(data: MetricsData) -> MetricsData:
             with self._series_lock:
                 metrics = series.collect()
             return _with_metrics(data, metrics, resource, scope)
 
-        with self._series_lock:
-            self._readers.append(series)
-        reader._collect = cast(Any, collected)
+        exporter.add_metrics = add_metrics
 
     # ---- grading -------------------------------------------------------------------------
 
@@ -408,10 +408,11 @@ _Key = tuple[tuple[str, Any], ...]
 
 
 class _ReaderSeries:
-    """The verdict metrics' series for one metric reader, kept as the SDK's aggregations
-    keep them for it: cumulative series hold their total from their first count (their
-    start time); delta series hold what came since the last collection, start at it, and
-    are dropped by it (a series with nothing new is not reported). Past
+    """The verdict metrics' series for one metric exporter (and so its reader), kept as the
+    SDK's aggregations keep them for that reader: cumulative series hold their total from
+    their first count (their start time); delta series hold what came since the last
+    collection, start at it, and are dropped by it (a series with nothing new is not
+    reported). Past
     ``CARDINALITY_LIMIT`` series a metric counts new attribute sets in one overflow series.
     The caller holds ``GraderMetrics._series_lock``."""
 
@@ -548,43 +549,57 @@ class _ReaderSeries:
         return metrics
 
 
+_COLLECTED = "otel_oracles.collection"
+"""A gauge observed at every collection so that the SDK's reader always hands the collection
+to its exporter (``GraderMetrics.attach``); ``_with_metrics`` takes it out, so no
+destination ever receives it."""
+
+
+def _observe_collection(options: CallbackOptions) -> Iterable[Observation]:
+    from opentelemetry.metrics import Observation
+
+    return (Observation(0),)
+
+
 def _with_metrics(
-    data: MetricsData | None,
+    data: MetricsData,
     metrics: list[Metric],
     resource: Resource,
     scope: InstrumentationScope,
-) -> MetricsData | None:
-    """``data`` (what the SDK collected, None for nothing) with ``metrics`` added to
-    ``scope``'s metrics under ``resource``."""
-    if not metrics:
-        return data
+) -> MetricsData:
+    """``data`` (what the SDK collected) without the ``_COLLECTED`` gauge and with
+    ``metrics`` added to ``scope``'s metrics under ``resource``; a scope or resource left
+    with no metrics is dropped."""
     from opentelemetry.sdk.metrics.export import MetricsData, ResourceMetrics, ScopeMetrics
 
-    resources = list(data.resource_metrics) if data is not None else []
-    for at, rm in enumerate(resources):
-        if rm.resource != resource:
-            continue
-        scopes = list(rm.scope_metrics)
-        for i, sm in enumerate(scopes):
-            if sm.scope == scope:
-                scopes[i] = ScopeMetrics(
-                    scope=sm.scope, metrics=[*metrics, *sm.metrics], schema_url=sm.schema_url
-                )
-                break
-        else:
+    resources: list[ResourceMetrics] = []
+    pending = metrics
+    for rm in data.resource_metrics:
+        scopes: list[ScopeMetrics] = []
+        for sm in rm.scope_metrics:
+            kept = [m for m in sm.metrics if m.name != _COLLECTED]
+            if pending and rm.resource == resource and sm.scope == scope:
+                kept = [*pending, *kept]
+                pending = []
+            if kept:
+                scopes.append(ScopeMetrics(scope=sm.scope, metrics=kept, schema_url=sm.schema_url))
+        if pending and rm.resource == resource:
             scopes.insert(
-                0, ScopeMetrics(scope=scope, metrics=metrics, schema_url=scope.schema_url or "")
+                0, ScopeMetrics(scope=scope, metrics=pending, schema_url=scope.schema_url or "")
             )
-        resources[at] = ResourceMetrics(
-            resource=rm.resource, scope_metrics=scopes, schema_url=rm.schema_url
-        )
-        break
-    else:
+            pending = []
+        if scopes:
+            resources.append(
+                ResourceMetrics(
+                    resource=rm.resource, scope_metrics=scopes, schema_url=rm.schema_url
+                )
+            )
+    if pending:
         resources.append(
             ResourceMetrics(
                 resource=resource,
                 scope_metrics=[
-                    ScopeMetrics(scope=scope, metrics=metrics, schema_url=scope.schema_url or "")
+                    ScopeMetrics(scope=scope, metrics=pending, schema_url=scope.schema_url or "")
                 ],
                 schema_url=resource.schema_url,
             )

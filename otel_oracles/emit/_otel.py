@@ -27,8 +27,11 @@ Tracer/Logger (per-value attribute re-validation, span processors) and the SDK o
 matters: emission cost more than grading (docs/performance-history.md, G4).
 Metrics go through the emitter's own MeterProvider: they are aggregated, so the periodic
 reader cannot drop them, and ``shutdown`` performs the final collection. The verdict metrics
-are counted by the core (``GradeTally``) for a whole call and added to each reader's
-collection (``GraderMetrics.attach``), not recorded through the SDK's instruments.
+are counted by the core (``GradeTally``) for a whole call and added to each collection by
+the exporter it is handed to (``GraderMetrics.attach``), not recorded through the SDK's
+instruments; an SDK metric exporter a caller supplies is wrapped for that
+(``SuppliedMetricExporter``: cumulative unless the temporality preference variable says
+otherwise).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from otel_oracles._native import ProtoRequest, VerdictRecords
 from otel_oracles.emit import _names as n
 from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
 from otel_oracles.emit._explain import SHOWN_FILTER, explain, safe_identifier
-from otel_oracles.emit._metric_export import OwnMetricExporter
+from otel_oracles.emit._metric_export import OwnMetricExporter, SuppliedMetricExporter
 from otel_oracles.emit._metrics import GraderMetrics, agent_label, generation_labels
 from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
 from otel_oracles.emit._resource import grader_resource, grader_version
@@ -117,7 +120,9 @@ class OtelEmitter(Emitter):
     ``sinks`` are the package's own destinations (``build_emitter`` makes them);
     ``span_exporters`` / ``log_exporters`` are SDK exporters a caller supplies, fed SDK
     objects built from the same records; ``metric_exporters`` get the metrics through the
-    emitter's own ``MeterProvider``.
+    emitter's own ``MeterProvider`` (an SDK exporter wrapped in a ``SuppliedMetricExporter``:
+    cumulative unless ``OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`` says otherwise,
+    its failed exports counted in ``stats``).
 
     Thread-safe: ``export`` calls are serialized (emission is CPU-bound Python; a lock is
     cheaper than the coordination a queue would need). ``export`` blocks for the network
@@ -184,10 +189,12 @@ class OtelEmitter(Emitter):
             random.SystemRandom().getrandbits(64),
         )
         """Builds the grade spans and log records (the core, ``emit_records.rs``)."""
-        chosen = metric_exporters if self.settings.metrics else ()
+        chosen = [
+            e if isinstance(e, OwnMetricExporter) else SuppliedMetricExporter(e)
+            for e in (metric_exporters if self.settings.metrics else ())
+        ]
         for exporter in chosen:
-            if isinstance(exporter, OwnMetricExporter):
-                exporter.on_failure = self._metric_export_failed
+            exporter.on_failure = self._metric_export_failed
         readers = [PeriodicExportingMetricReader(e) for e in chosen]
         self._meter_provider = MeterProvider(
             metric_readers=readers, resource=self.resource, shutdown_on_exit=False
@@ -200,9 +207,10 @@ class OtelEmitter(Emitter):
             if readers
             else GraderMetrics.noop()
         )
-        for reader in readers:
-            # The verdict metrics are counted in the core and added to each collection.
-            self._metrics.attach(reader, self.resource, self._scope)
+        for exporter in chosen:
+            # The verdict metrics are counted in the core; each exporter adds them to the
+            # collections its reader hands it.
+            self._metrics.attach(exporter, self.resource, self._scope)
 
     def _metric_export_failed(self, exporter: str) -> None:
         """Counts a failed metric export (the periodic reader would only log it)."""

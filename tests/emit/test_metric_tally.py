@@ -4,12 +4,14 @@ records it (it owns the one meter provider). Whatever path the counts take, the 
 points must be those of counting every verdict in one tally: same series, same values.
 
 The counts are the core's (``GradeTally``) and their series are kept beside the SDK's
-(``GraderMetrics.attach``); what a reader collects must be what the SDK's own instruments
-would have aggregated from the same verdicts: names, units, descriptions, attributes,
-values, buckets, min and max, in either temporality, collection after collection."""
+(``GraderMetrics.attach``, merged by the exporter a reader hands each collection to); what
+an exporter receives must be what the SDK's own instruments would have aggregated from the
+same verdicts: names, units, descriptions, attributes, values, buckets, min and max, in
+either temporality, collection after collection."""
 
 from __future__ import annotations
 
+import math
 import pickle
 from typing import Any
 
@@ -18,13 +20,21 @@ from opentelemetry.sdk.metrics import Counter, Histogram, MeterProvider
 from opentelemetry.sdk.metrics.export import (
     AggregationTemporality,
     InMemoryMetricReader,
+    MetricExporter,
+    MetricExportResult,
     MetricsData,
+    PeriodicExportingMetricReader,
 )
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from otel_oracles.emit import GraderMetrics
 from otel_oracles.emit import _names as n
+from otel_oracles.emit._metric_export import (
+    TEMPORALITY_VARIABLE,
+    OwnMetricExporter,
+    SuppliedMetricExporter,
+)
 from otel_oracles.emit._metrics import (
     DURATION_BUCKETS_S,
     agent_label,
@@ -36,16 +46,49 @@ from otel_oracles.model.step import Trajectory
 from tests.emit.conftest import make_results, make_trajectory, make_verdict
 
 
+class Kept(OwnMetricExporter):
+    """Keeps every collection it is handed, as delivered (the verdict metrics added)."""
+
+    def __init__(self, temporality: dict[type, AggregationTemporality] | None = None) -> None:
+        super().__init__(temporality)
+        self.delivered: list[MetricsData] = []
+
+    def deliver(self, metrics_data: MetricsData, timeout_s: float) -> bool:
+        self.delivered.append(metrics_data)
+        return True
+
+
+class Collecting:
+    """A meter provider whose one reader collects only when asked (``collect``), its
+    exporter ``Kept`` (or a supplied SDK exporter wrapped as the emitter wraps it), and the
+    grader's metrics attached to it."""
+
+    def __init__(self, exporter: OwnMetricExporter) -> None:
+        self.exporter = exporter
+        self.reader = PeriodicExportingMetricReader(exporter, export_interval_millis=math.inf)
+        resource = Resource.create({})
+        self.provider = MeterProvider(metric_readers=[self.reader], resource=resource)
+        self.metrics = GraderMetrics(self.provider.get_meter("test"))
+        self.metrics.attach(exporter, resource, InstrumentationScope("test"))
+        self.seen = 0
+
+    def collect(self, kept: Kept) -> MetricsData | None:
+        """What the next collection delivered, None when it delivered nothing."""
+        self.reader.collect()
+        new = kept.delivered[self.seen :]
+        self.seen = len(kept.delivered)
+        assert len(new) <= 1
+        return new[0] if new else None
+
+
 def recorded(count: Any) -> dict[tuple[str, tuple[tuple[str, Any], ...]], Any]:
     """Every point ``count(metrics)`` records: (metric, sorted attributes) -> value (a
     histogram's count and sum)."""
-    reader = InMemoryMetricReader()
-    resource = Resource.create({})
-    provider = MeterProvider(metric_readers=[reader], resource=resource)
-    metrics = GraderMetrics(provider.get_meter("test"))
-    metrics.attach(reader, resource, InstrumentationScope("test"))
-    count(metrics)
-    data = reader.get_metrics_data()
+    kept = Kept()
+    collecting = Collecting(kept)
+    count(collecting.metrics)
+    data = collecting.collect(kept)
+    collecting.provider.shutdown()
     assert data is not None
     points: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
     for resource in data.resource_metrics:
@@ -55,7 +98,6 @@ def recorded(count: Any) -> dict[tuple[str, tuple[tuple[str, Any], ...]], Any]:
                     key = (metric.name, tuple(sorted(dict(point.attributes or {}).items())))
                     value = getattr(point, "value", None)
                     points[key] = value if value is not None else (point.count, point.sum)
-    provider.shutdown()
     return points
 
 
@@ -189,19 +231,17 @@ def sdk_recorded(
 def tally_recorded(
     batches: list[list[tuple[Verdict, Trajectory]]], delta: bool
 ) -> list[MetricsData | None]:
-    """``sdk_recorded``, the verdicts counted by the core and collected through ``attach``."""
-    reader = InMemoryMetricReader(preferred_temporality=_DELTA if delta else None)
-    resource = Resource.create({})
-    provider = MeterProvider(metric_readers=[reader], resource=resource)
-    metrics = GraderMetrics(provider.get_meter("test"))
-    metrics.attach(reader, resource, InstrumentationScope("test"))
+    """``sdk_recorded``, the verdicts counted by the core and added by the exporter they
+    were attached to (``attach``)."""
+    kept = Kept(_DELTA if delta else None)
+    collecting = Collecting(kept)
     out = []
     for batch in batches:
-        tally = metrics.tally()
+        tally = collecting.metrics.tally()
         tally.add_all(list(batch))
         tally.flush()
-        out.append(reader.get_metrics_data())
-    provider.shutdown()
+        out.append(collecting.collect(kept))
+    collecting.provider.shutdown()
     return out
 
 
@@ -253,3 +293,71 @@ def test_collections_are_what_the_sdk_instruments_aggregate(delta: bool) -> None
     assert got == expected
     assert expected[0] and expected[1]
     assert bool(expected[2]) is not delta, "delta: nothing new, nothing reported"
+
+
+class Supplied(MetricExporter):
+    """An SDK exporter as a caller supplies it: keeps what its public ``export`` is given."""
+
+    def __init__(self, result: MetricExportResult = MetricExportResult.SUCCESS) -> None:
+        super().__init__()
+        self.exported: list[MetricsData] = []
+        self.result = result
+        self.shut_down = False
+
+    def export(
+        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+    ) -> MetricExportResult:
+        self.exported.append(metrics_data)
+        return self.result
+
+    def force_flush(self, timeout_millis: float = 10_000) -> bool:
+        return True
+
+    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+        self.shut_down = True
+
+
+@pytest.mark.parametrize("preference", ["", "delta"])
+def test_a_supplied_exporter_gets_the_verdict_metrics_in_the_preferred_temporality(
+    preference: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(TEMPORALITY_VARIABLE, preference)
+    supplied = Supplied()
+    adapter = SuppliedMetricExporter(supplied)
+    failures: list[str] = []
+    adapter.on_failure = failures.append
+    collecting = Collecting(adapter)
+    collecting.reader.collect()
+    assert supplied.exported == [], "nothing collected: nothing exported"
+
+    tally = collecting.metrics.tally()
+    tally.add_all(verdicts())
+    tally.flush()
+    collecting.metrics.late_spans(2)
+    collecting.reader.collect()
+    (data,) = supplied.exported
+    metrics = [m for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics]
+    by_name = {m.name: m for m in metrics}
+    assert len(by_name) == len(metrics) == 8, "six counters, the durations, the late spans"
+    assert n.METRIC_LATE_SPANS in by_name
+    assert [sm.scope.name for rm in data.resource_metrics for sm in rm.scope_metrics] == ["test"]
+    wanted = AggregationTemporality.DELTA if preference else AggregationTemporality.CUMULATIVE
+    assert by_name[n.METRIC_TRACES].data.aggregation_temporality is wanted
+    assert by_name[n.METRIC_DURATION].data.aggregation_temporality is wanted
+    assert by_name[n.METRIC_LATE_SPANS].data.aggregation_temporality is wanted
+    assert not failures
+
+    supplied.result = MetricExportResult.FAILURE
+    collecting.metrics.late_spans(1)
+    collecting.reader.collect()
+    assert failures == ["SuppliedMetricExporter"]
+    collecting.provider.shutdown()
+    assert supplied.shut_down
+
+
+def test_an_exporter_takes_one_attachment() -> None:
+    kept = Kept()
+    collecting = Collecting(kept)
+    with pytest.raises(ValueError, match="already"):
+        collecting.metrics.attach(kept, Resource.create({}), InstrumentationScope("test"))
+    collecting.provider.shutdown()

@@ -24,6 +24,8 @@ KNOWN_PRIVATE_MEMBERS = frozenset(
         "_max_request_size",
         "_preferred_temporality",
         "_preferred_aggregation",
+        "_collect",
+        "_instrument_class_temporality",
         "_initialize_channel_and_stub",
         "_TRACER_PROVIDER",
         "_TRACER_PROVIDER_SET_ONCE",
