@@ -19,24 +19,15 @@ Run one from the command line to time it alone:
 from __future__ import annotations
 
 import json
-import struct
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import orjson
+from framed import length_prefixed
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-
-
-def length_prefixed(path: Path) -> Iterator[bytes]:
-    """Messages of a collector ``format: proto`` file (4-byte big-endian length, then body)."""
-    with open(path, "rb") as f:
-        while header := f.read(4):
-            (size,) = struct.unpack(">I", header)
-            yield f.read(size)
-
 
 # ---- protobuf ------------------------------------------------------------------------------
 

@@ -31,11 +31,12 @@ import argparse
 import json
 import logging
 import os
-import struct
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
+
+from framed import first_bodies
 
 HERE = Path(__file__).resolve().parent
 STEP_S = 0.032
@@ -62,13 +63,7 @@ def main() -> None:
     from otel_oracles.server._spool import spool_for
     from otel_oracles.server.config import ServeSettings
 
-    bodies: list[bytes] = []
-    with args.data.open("rb") as f:
-        while len(bodies) < args.bodies:
-            head = f.read(4)
-            if len(head) < 4:
-                break
-            bodies.append(f.read(struct.unpack(">I", head)[0]))
+    bodies = first_bodies(args.data, args.bodies)
     settings = ServeSettings.model_validate({
         "assembly": {"decision_wait": "0.2s", "join_window": "0.5s", "max_trace_age": "120s",
                      "max_traces": 50_000, "max_buffered_spans": 2_000_000},

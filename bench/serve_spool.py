@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import struct
 import tempfile
 import time
 from pathlib import Path
+
+from framed import first_bodies
 
 HERE = Path(__file__).resolve().parent
 TRACES_PER_REQUEST = 30
@@ -37,13 +38,7 @@ def main() -> None:
     from otel_oracles.decode import decode
     from otel_oracles.server._spool import Spool
 
-    bodies: list[bytes] = []
-    with args.data.open("rb") as f:
-        while len(bodies) < args.bodies:
-            head = f.read(4)
-            if len(head) < 4:
-                break
-            bodies.append(f.read(struct.unpack(">I", head)[0]))
+    bodies = first_bodies(args.data, args.bodies)
     # Counted in both modes, so that (run - setup) holds the spool's work alone.
     spans = sum(len(decode(b, "application/x-protobuf", for_transfer=True).spans) for b in bodies)
     spool = Spool(Path(tempfile.mkdtemp()) / "spool", 1 << 30, "contracts")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from opentelemetry.metrics import Meter, NoOpMeter
 
@@ -34,7 +34,7 @@ from otel_oracles.emit import _names as n
 from otel_oracles.model.step import Step, StepKind, Trajectory
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from opentelemetry.metrics import CallbackOptions, Observation
     from opentelemetry.sdk.metrics.export import Metric, MetricsData
@@ -405,6 +405,25 @@ class _Histogram:
 
 
 _Key = tuple[tuple[str, Any], ...]
+_S = TypeVar("_S")
+
+
+def _series(
+    table: dict[_Key, _S], attributes: dict[str, Any], make: Callable[[dict[str, Any]], _S]
+) -> _S:
+    """``attributes``' series in ``table``, made by ``make`` on first use; past
+    ``CARDINALITY_LIMIT`` series a new attribute set counts in the one overflow series, as the
+    SDK's aggregations do."""
+    key = tuple(attributes.items())
+    found = table.get(key)
+    if found is None:
+        if len(table) >= CARDINALITY_LIMIT:
+            attributes = dict(_OVERFLOW)
+            key = tuple(attributes.items())
+            found = table.get(key)
+        if found is None:
+            found = table[key] = make(attributes)
+    return found
 
 
 class _ReaderSeries:
@@ -428,30 +447,11 @@ class _ReaderSeries:
         return self.last_collection or time.time_ns()
 
     def _sum(self, metric: int, attributes: dict[str, Any]) -> _Sum:
-        series = self.sums[metric]
-        key = tuple(attributes.items())
-        found = series.get(key)
-        if found is None:
-            if len(series) >= CARDINALITY_LIMIT:
-                attributes = dict(_OVERFLOW)
-                key = tuple(attributes.items())
-                found = series.get(key)
-            if found is None:
-                found = series[key] = _Sum(attributes, self._start())
-        return found
+        return _series(self.sums[metric], attributes, lambda a: _Sum(a, self._start()))
 
     def _histogram(self, attributes: dict[str, Any]) -> _Histogram:
-        series = self.durations
-        key = tuple(attributes.items())
-        found = series.get(key)
-        if found is None:
-            if len(series) >= CARDINALITY_LIMIT:
-                attributes = dict(_OVERFLOW)
-                key = tuple(attributes.items())
-                found = series.get(key)
-            if found is None:
-                found = series[key] = _Histogram(attributes, self._start(), len(self.bounds))
-        return found
+        bounds = len(self.bounds)
+        return _series(self.durations, attributes, lambda a: _Histogram(a, self._start(), bounds))
 
     def add(self, groups: list[_Bounded]) -> None:
         for attributes, verdicts, counts, results, durations in groups:

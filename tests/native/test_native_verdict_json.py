@@ -24,8 +24,6 @@ from otel_oracles.emit._explain import (
     looks_secret,
     scrub_details,
 )
-from otel_oracles.grade.loader import load_contract
-from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import (
     VERDICTS,
     OracleResult,
@@ -33,15 +31,18 @@ from otel_oracles.model.result import (
     Verdict,
     count_outcomes,
 )
-from otel_oracles.pipeline import grade_paths
 from otel_oracles.report import JsonWriter, json_safe
 from otel_oracles.report._json import _VERDICT_JSON
-from otel_oracles.session import GradingSession
-from tests.native.verdict_cases import CASES, REFUSED, SURROGATES, result, verdict_of
+from tests.native.verdict_cases import (
+    CASES,
+    REFUSED,
+    SURROGATES,
+    captured_verdicts,
+    result,
+    verdict_of,
+)
 from tests.support.shown import shown_copy
 
-REPO = Path(__file__).resolve().parent.parent.parent
-TRACES = REPO / "tests" / "testdata" / "traces"
 EXPECTED: dict[str, str] = json.loads(
     (Path(__file__).parent / "verdict_json_expected.json").read_text(encoding="utf-8")
 )
@@ -88,12 +89,7 @@ def expected(verdict: Verdict, mode: ExplainMode | None) -> bytes:
 
 @pytest.fixture(scope="module")
 def graded() -> list[Verdict]:
-    contracts = [load_contract(p) for p in sorted((REPO / "examples" / "contracts").glob("*.y*ml"))]
-    session = GradingSession(contracts, load_conventions([]))
-    files = sorted(str(p) for p in TRACES.glob("*/*.otlp.json"))[::9]
-    verdicts = grade_paths(files, session).verdicts
-    assert len(verdicts) > 100
-    return verdicts
+    return captured_verdicts()
 
 
 def test_every_verdict_of_the_captured_traces_is_written_as_its_model_dump(

@@ -8,25 +8,24 @@ leaves them are read as each writer reads them alone), and it refuses what they 
 from __future__ import annotations
 
 import itertools
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from otel_oracles._native import ShownFilter, VerdictJson, VerdictReports
 from otel_oracles.emit import SHOWN_FILTER
-from otel_oracles.grade.loader import load_contract
-from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import Counts, OracleResult, Outcome, Verdict, count_outcomes
-from otel_oracles.pipeline import grade_paths
 from otel_oracles.report import verdict_reports
 from otel_oracles.report._json import _VERDICT_JSON
 from otel_oracles.report._markup import MARKUP
-from otel_oracles.session import GradingSession
-from tests.native.verdict_cases import CASES, REFUSED, SURROGATES, result, verdict_of
-
-REPO = Path(__file__).resolve().parent.parent.parent
-TRACES = REPO / "tests" / "testdata" / "traces"
+from tests.native.verdict_cases import (
+    CASES,
+    REFUSED,
+    SURROGATES,
+    captured_verdicts,
+    result,
+    verdict_of,
+)
 
 ASKED = list(itertools.product((False, True), repeat=3))
 """Every choice of reports: JSON, JUnit, HTML."""
@@ -62,12 +61,7 @@ def assert_one_call_writes_each_alone(verdict: Verdict, shown: ShownFilter | Non
 
 @pytest.fixture(scope="module")
 def graded() -> list[Verdict]:
-    contracts = [load_contract(p) for p in sorted((REPO / "examples" / "contracts").glob("*.y*ml"))]
-    session = GradingSession(contracts, load_conventions([]))
-    files = sorted(str(p) for p in TRACES.glob("*/*.otlp.json"))[::9]
-    verdicts = grade_paths(files, session).verdicts
-    assert len(verdicts) > 100
-    return verdicts
+    return captured_verdicts()
 
 
 @pytest.mark.parametrize("shown", [None, SHOWN_FILTER], ids=["full", "template"])

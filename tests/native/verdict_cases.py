@@ -13,10 +13,18 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from datetime import date
+from pathlib import Path
 from typing import Any
 
 from otel_oracles.emit import SHOWN_FILTER
+from otel_oracles.grade.loader import load_contract
+from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import Counts, OracleResult, Outcome, Verdict, count_outcomes
+from otel_oracles.pipeline import grade_paths
+from otel_oracles.session import GradingSession
+
+REPO = Path(__file__).resolve().parent.parent.parent
+TRACES = REPO / "tests" / "testdata" / "traces"
 
 
 class Color(enum.IntEnum):
@@ -178,3 +186,14 @@ SURROGATES: dict[str, Callable[[], tuple[Verdict, Any]]] = {
 """Verdicts holding a surrogate (no UTF-8 text), which the Python writer refused with
 ``UnicodeEncodeError`` (the whole report lost with them): written since 5 December 2026 with
 each surrogate as its JSON escape, the text ``json.dumps`` writes by default."""
+
+
+def captured_verdicts() -> list[Verdict]:
+    """Verdicts of every ninth captured trace file graded against the example contracts:
+    real results of every oracle the examples use, for the writers' byte-for-byte tests."""
+    contracts = [load_contract(p) for p in sorted((REPO / "examples" / "contracts").glob("*.y*ml"))]
+    session = GradingSession(contracts, load_conventions([]))
+    files = sorted(str(p) for p in TRACES.glob("*/*.otlp.json"))[::9]
+    verdicts = grade_paths(files, session).verdicts
+    assert len(verdicts) > 100
+    return verdicts
