@@ -1463,13 +1463,14 @@ _Finding = TypeVar("_Finding")
 class CheckPlans(Generic[_Finding]):
     """How the built-in checks make their ``native_plan`` (``grade.oracles.trace_common.PLANS``;
     ``native/python/src/check_plans.rs``): ``finding`` the check's ``Finding`` class, the two
-    helpers the evidence is asked through."""
+    helpers the evidence is asked through, ``list_steps`` how a failure lists its steps."""
 
     def __new__(
         cls,
         finding: type[_Finding],
         failed_calls: Callable[[Any, str | None], Mapping[int, str]],
         repeated_args_candidates: Callable[[Any, Sequence[Step], int], Sequence[Step]],
+        list_steps: Callable[[Sequence[Step]], str],
     ) -> CheckPlans[_Finding]: ...
     def tool_not_called(self, tools: tuple[str, ...]) -> CheckPlan[_Finding]: ...
     def tool_errors(self, error_pattern: str | None) -> CheckPlan[_Finding]: ...

@@ -19,7 +19,7 @@ from otel_oracles.grade.evidence import Evidence
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.model.contract import OracleSpec
-from otel_oracles.model.step import Trajectory
+from otel_oracles.model.step import SpanRef, Step, Trajectory
 from tests.oracles.trace_builders import MS, gen, tool, traj
 from tests.support.captured import captured_trajectories
 from tests.support.check_reference import REFERENCE
@@ -180,6 +180,7 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
         "a run of over 104 days",
         traj(gen("a", start_ns=0, end_ns=2**53 + 1), gen("b", start_ns=1, end_ns=2)),
     )
+    yield "calls sharing spans, one without", _calls_sharing_spans()
     yield (
         "an answering call",
         traj(
@@ -191,6 +192,21 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
     )
 
 
+def _calls_sharing_spans() -> Trajectory:
+    """Seven calls (more than a failure lists), two pairs recorded by one span each and one
+    call with no source span: what ``max_tool_calls``' failure points at, without repeats."""
+    spans = ["a", "a", "b", None, "c", "c", "d"]
+    steps = [
+        Step(
+            index=i,
+            source=None if span is None else SpanRef(trace_id="t1", span_id=span),
+            **tool("search_docs", {"q": str(i)}, "ok"),
+        )
+        for i, span in enumerate(spans)
+    ]
+    return Trajectory(steps=steps, trace_id="t1")
+
+
 def _findings_agree(trajectories: Iterator[tuple[str, Trajectory]]) -> dict[str, int]:
     """Every oracle's ``check`` and its plan against the reference on each trajectory (each
     asked of a fresh ``Evidence`` too, so no answer leans on another's memo); how often
@@ -200,7 +216,9 @@ def _findings_agree(trajectories: Iterator[tuple[str, Trajectory]]) -> dict[str,
     contract = parse_contract(
         {"id": "plans", "invariants": [{"type": "max_steps", "max": 1}]}, "plans"
     )
-    answered: dict[str, int] = dict.fromkeys([*PARAMS, "stopped", "answering", "nameless"], 0)
+    answered: dict[str, int] = dict.fromkeys(
+        [*PARAMS, "stopped", "answering", "nameless", "calls over max"], 0
+    )
     seen = 0
     for where, trajectory in trajectories:
         seen += 1
@@ -220,6 +238,8 @@ def _findings_agree(trajectories: Iterator[tuple[str, Trajectory]]) -> dict[str,
             planned = plan.finding(GradeContext(trajectory, contract))
             if planned is not None:
                 answered[oracle.oracle_type] += 1
+                if oracle.oracle_type == "max_tool_calls" and planned.status == "fail":
+                    answered["calls over max"] += 1
                 assert type(planned) is Finding
                 assert repr(planned) == repr(want), (where, oracle.oracle_type, oracle.given)
                 assert type(planned.details) is dict and type(planned.message) is str
@@ -238,6 +258,7 @@ def test_plans_answer_as_the_python_checks_did_on_edge_cases() -> None:
     answered = _findings_agree(_edge_cases())
     assert all(answered[oracle_type] for oracle_type in PARAMS), answered
     assert answered["nameless"], answered
+    assert answered["calls over max"], answered
 
 
 def _without_plan(check: CompiledCheck) -> CompiledCheck:

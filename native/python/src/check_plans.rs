@@ -2,11 +2,13 @@
 //! trajectories get from `tool_not_called`, `tool_errors`, `tool_retries`, `loop_detected`,
 //! `max_tool_calls`, `max_steps` and `tokens` (nothing forbidden called, no call failed, no
 //! retry, no loop, calls, steps and tokens within their bounds) is a memoized evidence ask
-//! or two and a finding whose message the params and a count decide. Made once per check
+//! or two and a finding whose message the params and a count decide; `max_tool_calls` also
+//! words its failure (calls over `max`, none answering or nameless), the steps over the
+//! limit listed by `evidence.list_steps`. Made once per check
 //! from its params (`CheckPlans`, when its oracle is built), a plan is run by the
 //! evaluator's loop (`CheckRunner`, `checks.rs`) instead of the oracle's Python `check`, the
 //! finding built in its memory (`SlotClass`); anything else (a forbidden call found, a
-//! failed call, candidates for a loop, a count over the bound, an answering or nameless
+//! failed call, candidates for a loop, a count over another bound, an answering or nameless
 //! call, a merged model call) is "not handled" (`None`) and the Python body runs, which
 //! starts by asking the same plan (and ends on its `within` where it finds a count within
 //! the bound), so each finding has one implementation.
@@ -52,8 +54,8 @@ enum Kind {
         /// `f"{max_ms:g}"` (Python's own formatting, once).
         limit: String,
     },
-    /// `max_tool_calls`: at most `max` calls of `tools`, when no call answers and none is
-    /// nameless (no call to leave out of the count).
+    /// `max_tool_calls`: the count of `tools`' calls within `max` or over it, when no call
+    /// answers and none is nameless (no call to leave out of the count).
     MaxCalls { tools: Py<PyTuple>, max: usize },
     /// `tokens`: the leaf model calls' input, output and total tokens within each limit
     /// given (`max_input_tokens`, `max_output_tokens`, `max_total_tokens`).
@@ -79,6 +81,7 @@ pub struct CheckPlans {
     finding: Py<SlotClass>,
     failed_calls: Py<PyAny>,
     candidates: Py<PyAny>,
+    list_steps: Py<PyAny>,
 }
 
 #[pymethods]
@@ -88,12 +91,14 @@ impl CheckPlans {
         finding: &Bound<'_, PyType>,
         failed_calls: Bound<'_, PyAny>,
         repeated_args_candidates: Bound<'_, PyAny>,
+        list_steps: Bound<'_, PyAny>,
     ) -> PyResult<Self> {
         let maker = SlotClass::load(finding, &FINDING_FIELDS, Fallback::Positional)?;
         Ok(Self {
             finding: Py::new(finding.py(), maker)?,
             failed_calls: failed_calls.unbind(),
             candidates: repeated_args_candidates.unbind(),
+            list_steps: list_steps.unbind(),
         })
     }
 
@@ -231,6 +236,7 @@ impl CheckPlans {
             finding: self.finding.clone_ref(py),
             failed_calls: self.failed_calls.clone_ref(py),
             candidates: self.candidates.clone_ref(py),
+            list_steps: self.list_steps.clone_ref(py),
         })
     }
 }
@@ -244,6 +250,7 @@ pub struct CheckPlan {
     finding: Py<SlotClass>,
     failed_calls: Py<PyAny>,
     candidates: Py<PyAny>,
+    list_steps: Py<PyAny>,
 }
 
 #[pymethods]
@@ -296,11 +303,11 @@ impl CheckPlan {
                 if !quiet {
                     return Ok(None);
                 }
-                let count = self.calls_of(&evidence, tools)?.len();
-                if count > *max {
-                    return Ok(None);
+                let calls = self.calls_of(&evidence, tools)?;
+                if calls.len() > *max {
+                    return self.over(&calls, *max).map(Some);
                 }
-                return self.settled(&evidence, count).map(Some);
+                return self.settled(&evidence, calls.len()).map(Some);
             }
             Kind::MaxSteps {
                 kinds,
@@ -476,8 +483,49 @@ impl CheckPlan {
         }
     }
 
+    /// `max_tool_calls`' failure: `calls` (every one counted) over `max`, the steps past the
+    /// first `max` pointed at and listed.
+    fn over<'py>(&self, calls: &Bound<'py, PyTuple>, max: usize) -> PyResult<Bound<'py, PyAny>> {
+        let py = calls.py();
+        let extra = calls.get_slice(max, calls.len());
+        let listed: String = self.list_steps.bind(py).call1((&extra,))?.extract()?;
+        let text = format!(
+            "{} tool calls, at most {max} allowed; over the limit: {listed}",
+            calls.len()
+        );
+        let details = PyDict::new(py);
+        details.set_item(intern!(py, "tool_calls"), calls.len())?;
+        // `trace_common.span_ids` and `indexes`: source span ids, first seen, no repeats;
+        // every step's index in order.
+        let mut seen = std::collections::HashSet::new();
+        let mut spans = Vec::new();
+        let mut steps = Vec::with_capacity(extra.len());
+        for step in extra.iter() {
+            steps.push(step.getattr(intern!(py, "index"))?);
+            let source = step.getattr(intern!(py, "source"))?;
+            if !source.is_none() {
+                let span = source.getattr(intern!(py, "span_id"))?;
+                if seen.insert(span.extract::<String>()?) {
+                    spans.push(span);
+                }
+            }
+        }
+        let pointed = [
+            PyTuple::new(py, spans)?.into_any(),
+            PyTuple::new(py, steps)?.into_any(),
+        ];
+        make_at(
+            py,
+            &self.finding,
+            intern!(py, "fail"),
+            PyString::new(py, &text),
+            details,
+            pointed,
+        )
+    }
+
     /// A `Finding` of `status`, `message` and `details`, nothing pointed at, nothing used:
-    /// every finding a plan makes.
+    /// every finding a plan makes but `max_tool_calls`' failure (`over`).
     fn make<'py>(
         &self,
         py: Python<'py>,
@@ -498,14 +546,33 @@ fn make<'py>(
     details: Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let empty = PyTuple::empty(py).into_any();
+    make_at(
+        py,
+        finding,
+        status,
+        message,
+        details,
+        [empty.clone(), empty],
+    )
+}
+
+/// `make` pointing at `[span_ids, step_indexes]` (tuples).
+fn make_at<'py>(
+    py: Python<'py>,
+    finding: &Py<SlotClass>,
+    status: &Bound<'py, PyString>,
+    message: Bound<'py, PyString>,
+    details: Bound<'py, PyDict>,
+    [spans, steps]: [Bound<'py, PyAny>; 2],
+) -> PyResult<Bound<'py, PyAny>> {
     finding.get().make(
         py,
         [
             status.clone().into_any(),
             message.into_any(),
             details.into_any(),
-            empty.clone(),
-            empty,
+            spans,
+            steps,
             0i64.into_pyobject(py)?.into_any(),
             intern!(py, "budget").clone().into_any(),
             pyo3::types::PyBool::new(py, false).to_owned().into_any(),

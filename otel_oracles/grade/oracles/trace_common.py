@@ -18,7 +18,7 @@ from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import CheckPlans
 from otel_oracles._native import call_failures as native_call_failures
 from otel_oracles._native import repeated_args_candidates as native_repeated_args_candidates
-from otel_oracles.grade.evidence import Evidence, absent, is_placeholder
+from otel_oracles.grade.evidence import Evidence, absent, is_placeholder, list_steps
 from otel_oracles.grade.oracles.base import Finding, OracleParams
 from otel_oracles.model.defaults import new_dict
 from otel_oracles.model.step import GENERATION, Step
@@ -360,7 +360,7 @@ def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int
     return native_repeated_args_candidates(calls, threshold, made, RAW_STEP_META, _PLAIN_VALUES)
 
 
-PLANS = CheckPlans(Finding, failed_calls, repeated_args_candidates)
+PLANS = CheckPlans(Finding, failed_calls, repeated_args_candidates, list_steps)
 """What the built-in checks make their ``native_plan`` with (``OracleCheck.native_plan``):
 the core's usual answers, asking the evidence through these helpers as the Python bodies
 do, so both share each memoized answer."""

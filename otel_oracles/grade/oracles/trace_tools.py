@@ -670,8 +670,8 @@ class MaxToolCalls(OracleCheck):
         self.native_plan = PLANS.max_tool_calls(tuple(self.given.tools), self.given.max)
 
     def check(self, ctx: GradeContext) -> Finding:
-        # The usual answer, no call left out and the count within ``max``: the core's
-        # (``native_plan``), which also words the count within ``max`` below.
+        # No call left out of the count (most runs): the count within ``max`` or over it,
+        # the core's (``native_plan``), which also words the count within ``max`` below.
         found = self.native_plan.finding(ctx)
         if found is not None:
             return found
