@@ -21,7 +21,7 @@
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyFrozenSet, PyList, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple, PyType};
 
 use crate::checks::FINDING_FIELDS;
 use crate::evidence::StepView;
@@ -496,8 +496,10 @@ impl CheckPlan {
         let details = PyDict::new(py);
         details.set_item(intern!(py, "tool_calls"), calls.len())?;
         // `trace_common.span_ids` and `indexes`: source span ids, first seen, no repeats;
-        // every step's index in order.
-        let mut seen = std::collections::HashSet::new();
+        // every step's index in order. The ids are told apart as the Python did, by a `set`
+        // of the `str`s themselves (their hash cached, no text copied): a failing trace of
+        // thousands of calls lists every call past `max`.
+        let seen = PySet::empty(py)?;
         let mut spans = Vec::new();
         let mut steps = Vec::with_capacity(extra.len());
         for step in extra.iter() {
@@ -505,7 +507,8 @@ impl CheckPlan {
             let source = step.getattr(intern!(py, "source"))?;
             if !source.is_none() {
                 let span = source.getattr(intern!(py, "span_id"))?;
-                if seen.insert(span.extract::<String>()?) {
+                if !seen.contains(&span)? {
+                    seen.add(&span)?;
                     spans.push(span);
                 }
             }

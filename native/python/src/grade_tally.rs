@@ -12,7 +12,7 @@
 //! The labels of a verdict are the Python side's (`labels(verdict, trajectory)`), asked
 //! once per run of verdicts of one trajectory, contract and agent name.
 
-use std::collections::HashMap;
+use otel_oracles_core::hashing::{FastMap, FastMapExt};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
@@ -61,7 +61,7 @@ struct Group {
     counts: [u64; 4],
     /// (check name, oracle type, outcome) by its length-prefixed UTF-8 bytes -> its place
     /// in `results`.
-    result_index: HashMap<Vec<u8>, usize>,
+    result_index: FastMap<Vec<u8>, usize>,
     results: Vec<Counted>,
     durations: Durations,
 }
@@ -72,7 +72,7 @@ impl Group {
             labels,
             verdicts: Vec::new(),
             counts: [0; 4],
-            result_index: HashMap::new(),
+            result_index: FastMap::new(),
             results: Vec::new(),
             durations: Durations::new(bounds),
         }
