@@ -1496,6 +1496,8 @@ class CheckPlan(Generic[_Finding]):
         """The check's finding on ``ctx`` when it is the usual answer, else ``None``."""
     def within(self, ctx: Any, count: int) -> _Finding:
         """The finding with nothing over the check's bound, ``count`` calls counted."""
+    def over(self, calls: tuple[Step, ...]) -> _Finding:
+        """``max_tool_calls``' failure: ``calls`` (every one counted) over its ``max``."""
 
 @final
 class ModelFill:

@@ -268,6 +268,18 @@ impl CheckPlan {
         let evidence = ctx.getattr(intern!(ctx.py(), "evidence"))?;
         self.settled(&evidence, count)
     }
+
+    /// `max_tool_calls`' failure, `calls` (every one counted) over the check's `max`: the
+    /// Python body's answer when it left answering or nameless calls out of the count.
+    #[pyo3(name = "over")]
+    fn py_over<'py>(&self, calls: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+        match &self.kind {
+            Kind::MaxCalls { max, .. } if calls.len() > *max => self.over(calls, *max),
+            _ => Err(PyValueError::new_err(
+                "over: only max_tool_calls' plan words a count over its max",
+            )),
+        }
+    }
 }
 
 impl CheckPlan {

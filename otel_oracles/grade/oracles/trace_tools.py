@@ -691,15 +691,8 @@ class MaxToolCalls(OracleCheck):
             ]
         else:  # no answering call, no twin: every selected call counts
             calls = selected
-        if len(calls) > p.max:
-            extra = calls[p.max :]
-            return Finding.fail(
-                f"{len(calls)} tool calls, at most {p.max} allowed; over the limit: "
-                + list_steps(extra),
-                details={"tool_calls": len(calls)},
-                span_ids=span_ids(extra),
-                step_indexes=indexes(extra),
-            )
+        if len(calls) > p.max:  # worded by the core, as the plan words its own count over
+            return self.native_plan.over(tuple(calls))
         # Within ``max``: a pass, or a lower bound when a framework's limit cut the run off.
         return self.native_plan.within(ctx, len(calls))
 
