@@ -1487,6 +1487,34 @@ class CheckPlans(Generic[_Finding]):
         max_output_tokens: int | None,
         max_total_tokens: int | None,
     ) -> CheckPlan[_Finding]: ...
+    def tool_sequence(
+        self,
+        mode: str,
+        items: tuple[tuple[Any, tuple[str, ...], bool], ...],
+        named: tuple[str, ...],
+        ignore: tuple[str, ...],
+        first_match: Callable[[str | None, tuple[str, ...]], str | None],
+        why_of: Callable[[Any, Step], Callable[[], str] | None],
+        assign: Callable[[list[list[int]]], tuple[list[int], list[int]]],
+    ) -> CheckPlan[_Finding]: ...
+    def tool_called(
+        self,
+        params: Any,
+        constrains: bool,
+        helpers: tuple[
+            Callable[[Any, Step], str | None],
+            Callable[[Step], bool],
+            Callable[[Step], str],
+            Callable[[Sequence[Step]], str],
+            str,
+        ],
+    ) -> CheckPlan[_Finding]: ...
+    def handoff(
+        self,
+        required: Sequence[Any],
+        forbidden: Sequence[Any],
+        helpers: tuple[Callable[[str, str], bool], Callable[[Step], str], Callable[[Any], Any]],
+    ) -> CheckPlan[_Finding]: ...
 
 @final
 class CheckPlan(Generic[_Finding]):

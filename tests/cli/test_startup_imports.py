@@ -355,7 +355,6 @@ PLAIN_RECORDS = (
     "otel_oracles.grade.network.OutboundRequest",
     "otel_oracles.grade.oracles.agentbench._workspace._CommandWrites",
     "otel_oracles.grade.oracles.trace_answers.Degradation",
-    "otel_oracles.grade.oracles.trace_answers.SeenTransfer",
     "otel_oracles.grade.oracles.trace_common.NamelessTwins",
     "otel_oracles.grade.registry.Registration",
     "otel_oracles.mapping._tool_results.ToolResultRules",

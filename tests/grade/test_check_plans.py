@@ -8,7 +8,7 @@ limit ended); and a result the loop builds from a plan is the one it builds from
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -19,7 +19,7 @@ from otel_oracles.grade.evidence import Evidence
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.model.contract import OracleSpec
-from otel_oracles.model.step import SpanRef, Step, Trajectory
+from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 from tests.oracles.trace_builders import MS, gen, tool, traj
 from tests.support.captured import captured_trajectories
 from tests.support.check_reference import REFERENCE
@@ -96,12 +96,73 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"max_ms": 1e-7},
         {"max_ms": 35.0000001},
     ],
+    "tool_sequence": [
+        {"expected": ["search_docs"]},
+        {"expected": ["search_docs"], "ignore": ["transfer_to_*", "delegate_to_*"]},
+        {
+            "expected": [{"tool": "search_docs", "args": {"q": "a"}}, "final_answer"],
+            "mode": "exact",
+        },
+        {"expected": ["search_docs", "search_docs"], "mode": "any_order"},
+        {"expected": ["search_*"], "mode": "subset"},
+        {"expected": [{"tool": "search_docs", "args_regex": {"q": "^a"}}], "mode": "superset"},
+        {"expected": ["docs.search_docs", "final_answer"], "mode": "exact", "ignore": ["drop_*"]},
+        {
+            "expected": [
+                {"tool": "write_file", "args": {"path": "calc.py"}},
+                {"tool": "write_file", "args_regex": {"path": "^tests/test_.*\\.py$"}},
+                {"tool": "run_command", "args_regex": {"command": "pytest"}},
+            ]
+        },
+        {"expected": [], "mode": "exact"},
+    ],
+    "tool_called": [
+        {"tool": "search_docs"},
+        {"tool": "search_docs", "min": 2, "max": 2},
+        {"tool": "search_*", "min": 0, "max": 0},
+        {"tool": "docs.search_docs", "min": 3},
+        {"tool": "delete_records"},
+        {"tool": "search_docs", "args": {"q": "a"}, "min": 2},
+        {"tool": "search_docs", "args_regex": {"q": "^zzz"}},
+        {"tool": "write_file", "args_regex": {"path": "^tests/"}, "max": 1},
+    ],
+    "handoff": [
+        {
+            "required": ["researcher -> research_assistant"],
+            "forbidden": ["research_assistant -> researcher"],
+        },
+        {"required": ["triage -> *"]},
+        {"forbidden": ["* -> helper"]},
+        {"required": ["research* -> [hr]elper", "* -> *"]},
+        {"required": [{"from": "?esearcher", "to": "*"}], "forbidden": ["*assistant -> *"]},
+        {},
+    ],
 }
 
 
-def _oracles() -> list[OracleCheck]:
+ANSWERING_EVERY = ("tool_sequence", "tool_called", "handoff")
+"""The checks whose plans make every answer (``check_plans_more.rs``)."""
+
+USUAL_ANSWERS = tuple(t for t in PARAMS if t not in ANSWERING_EVERY)
+"""The checks whose plans make their usual answers (``check_plans.rs``)."""
+
+EVERY_ANSWER_SCENARIOS = (
+    "a_happy",
+    "h_coding_agent",
+    "g_handoff",
+    "n_handback",
+    "s_delegated_forbidden",
+    "w_tool_denied",
+)
+"""The scenarios read for the plans that make every answer: a plain run, file edits and a
+command, handoffs and delegation (a forbidden one among them), a call an approval step
+refused."""
+
+
+def _oracles(types: Iterable[str]) -> list[OracleCheck]:
     built: list[OracleCheck] = []
-    for oracle_type, variants in PARAMS.items():
+    for oracle_type in types:
+        variants = PARAMS[oracle_type]
         for params in variants:
             check = compile_check("invariant", OracleSpec(type=oracle_type, params=params))
             assert check.oracle is not None, check.setup_error
@@ -181,6 +242,19 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
         traj(gen("a", start_ns=0, end_ns=2**53 + 1), gen("b", start_ns=1, end_ns=2)),
     )
     yield "calls sharing spans, one without", _calls_sharing_spans()
+    yield "handoffs and delegation", _transfers(named=True)
+    yield "transfers without agent names, a nameless call", _transfers(named=False)
+    yield (
+        "a call an MCP server ran under its own name, ignored and out-of-order calls",
+        traj(
+            gen(tool_calls=["docs_search"]),
+            tool("transfer_to_b", {}, "ok"),
+            tool("docs_search", {"q": "b"}, "ok", attributes={"mcp_tool": "search_docs"}),
+            tool("drop_table", {"name": "t"}, "ok"),
+            tool("search_docs", {"q": "a"}, "ok"),
+            gen("done"),
+        ),
+    )
     yield (
         "an answering call",
         traj(
@@ -190,6 +264,36 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
             tool("final_answer", {"answer": "done"}, "done"),
         ),
     )
+
+
+def _transfers(named: bool) -> Trajectory:
+    """Handoffs (one repeated) and agents run inside others' time spans (a tie of starts
+    among the outer ones); without agent names (``named`` off) a handoff records neither
+    agent and a call records no tool name."""
+    agent = StepKind.AGENT
+
+    def run(name: str | None, start: int, end: int | None) -> dict[str, Any]:
+        return {"kind": agent, "agent_name": name, "start_ns": start * MS, "end_ns": end}
+
+    steps = [
+        run("researcher", 0, 100 * MS),
+        run("research_assistant", 10, 50 * MS),
+        run("reviewer", 10, 60 * MS),
+        run("helper", 20, 30 * MS),
+        run("helper", 25, 28 * MS),
+        run("researcher", 30, None),
+        run(None, 31, 32 * MS),
+        {"kind": StepKind.HANDOFF, "from_agent": "researcher", "to_agent": "research_assistant"},
+        {"kind": StepKind.HANDOFF, "from_agent": "research_assistant", "to_agent": None},
+        {"kind": StepKind.HANDOFF, "from_agent": "researcher", "to_agent": "research_assistant"},
+    ]
+    if not named:
+        steps = [
+            {"kind": StepKind.HANDOFF, "from_agent": None, "to_agent": None},
+            tool("", None, "ok"),
+            run("triage", 0, 10 * MS),
+        ]
+    return traj(*steps, timed=False)
 
 
 def _calls_sharing_spans() -> Trajectory:
@@ -207,17 +311,19 @@ def _calls_sharing_spans() -> Trajectory:
     return Trajectory(steps=steps, trace_id="t1")
 
 
-def _findings_agree(trajectories: Iterator[tuple[str, Trajectory]]) -> dict[str, int]:
+def _findings_agree(
+    trajectories: Iterator[tuple[str, Trajectory]], types: Iterable[str] = tuple(PARAMS)
+) -> dict[str, int]:
     """Every oracle's ``check`` and its plan against the reference on each trajectory (each
     asked of a fresh ``Evidence`` too, so no answer leans on another's memo); how often
     each check's plan answered, and how many trajectories a framework's limit stopped, held
     an answering call, held a nameless call (the paths the plans leave or word apart)."""
-    oracles = _oracles()
+    oracles = _oracles(types)
     contract = parse_contract(
         {"id": "plans", "invariants": [{"type": "max_steps", "max": 1}]}, "plans"
     )
     answered: dict[str, int] = dict.fromkeys(
-        [*PARAMS, "stopped", "answering", "nameless", "calls over max"], 0
+        [*types, "stopped", "answering", "nameless", "calls over max"], 0
     )
     seen = 0
     for where, trajectory in trajectories:
@@ -238,20 +344,34 @@ def _findings_agree(trajectories: Iterator[tuple[str, Trajectory]]) -> dict[str,
             planned = plan.finding(GradeContext(trajectory, contract))
             if planned is not None:
                 answered[oracle.oracle_type] += 1
+                if oracle.oracle_type in ANSWERING_EVERY:
+                    key = f"{oracle.oracle_type}: {planned.status}"
+                    answered[key] = answered.get(key, 0) + 1
                 if oracle.oracle_type == "max_tool_calls" and planned.status == "fail":
                     answered["calls over max"] += 1
                 assert type(planned) is Finding
                 assert repr(planned) == repr(want), (where, oracle.oracle_type, oracle.given)
                 assert type(planned.details) is dict and type(planned.message) is str
     assert seen
+    answered["trajectories"] = seen
     return answered
 
 
 def test_plans_answer_as_the_python_checks_did_on_captured_traces() -> None:
-    answered = _findings_agree(captured_trajectories(SCENARIOS))
+    answered = _findings_agree(captured_trajectories(SCENARIOS), USUAL_ANSWERS)
     # The plans answer the usual paths (every check's plan answered some trajectory), and
     # the captures reach the paths they leave to Python or word apart.
     assert all(answered.values()), answered
+
+
+def test_plans_answer_every_trajectory_as_the_python_checks_did_on_captured_traces() -> None:
+    answered = _findings_agree(captured_trajectories(EVERY_ANSWER_SCENARIOS), ANSWERING_EVERY)
+    # Each answered every trajectory, passes and failures among them.
+    for oracle_type in ANSWERING_EVERY:
+        assert answered[oracle_type] == answered["trajectories"] * len(PARAMS[oracle_type])
+    for oracle_type in ANSWERING_EVERY:
+        assert answered.get(f"{oracle_type}: pass"), answered
+        assert answered.get(f"{oracle_type}: fail"), answered
 
 
 def test_plans_answer_as_the_python_checks_did_on_edge_cases() -> None:
@@ -259,6 +379,11 @@ def test_plans_answer_as_the_python_checks_did_on_edge_cases() -> None:
     assert all(answered[oracle_type] for oracle_type in PARAMS), answered
     assert answered["nameless"], answered
     assert answered["calls over max"], answered
+    # Each answer of the plans that make every answer is reached.
+    for oracle_type in ANSWERING_EVERY:
+        for status in ("pass", "fail", "missing"):
+            if (oracle_type, status) != ("tool_sequence", "missing"):  # (it has none)
+                assert answered.get(f"{oracle_type}: {status}"), (oracle_type, status, answered)
 
 
 def _without_plan(check: CompiledCheck) -> CompiledCheck:

@@ -2,32 +2,46 @@
 ``native/python/src/check_plans.rs``) as their whole Python bodies were before it did, kept
 as their specification: each finding, usual or not, byte for byte.
 
-``REFERENCE[oracle_type](oracle, ctx)`` answers as that check's ``check`` did.
+``REFERENCE[oracle_type](oracle, ctx)`` answers as that check's ``check`` did (``tool_sequence``:
+its whole body, every answer of which its plan makes).
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from otel_oracles._frozen import Frozen, set_field
+from otel_oracles._native import tool_sequence_diff
 from otel_oracles.grade.evidence import list_steps, where
 from otel_oracles.grade.oracles.base import Finding, GradeContext
+from otel_oracles.grade.oracles.trace_answers import Transfer
 from otel_oracles.grade.oracles.trace_budget import NS_PER_MS
 from otel_oracles.grade.oracles.trace_common import (
     DENIED,
+    args_mismatch,
+    args_mismatch_why,
     call_failures,
     failed_calls,
     indexes,
     is_denied,
     nameless_twins,
     repeated_args_candidates,
+    shown_run,
     span_ids,
     step_glob,
     step_normalized_args,
 )
-from otel_oracles.grade.oracles.trace_tools import _failure_of_pair, find_retries
-from otel_oracles.model.step import Step, StepKind
+from otel_oracles.grade.oracles.trace_tools import (
+    SequenceMode,
+    _assign,
+    _failure_of_pair,
+    find_retries,
+)
+from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.model.tool_name import first_match
 
 
 def tool_not_called(oracle: Any, ctx: GradeContext) -> Finding:
@@ -334,6 +348,260 @@ def latency(oracle: Any, ctx: GradeContext) -> Finding:
     )
 
 
+def tool_called(oracle: Any, ctx: GradeContext) -> Finding:
+    p = oracle.given
+    # A call an approval step refused never ran: asking is not calling (``is_denied``).
+    asked = ctx.evidence.calls_of((p.tool,))
+    calls = [s for s in asked if not is_denied(s)]
+    refused = len(asked) - len(calls)
+    matching: list[Step] = []
+    rejected: list[tuple[Step, str]] = []
+    for s in calls:
+        why = args_mismatch(p, s)
+        if why is None:
+            matching.append(s)
+        else:
+            rejected.append((s, why))
+    # A request nothing shows ran (no span of its own, no result: ``shown_run``) may
+    # have run or not: it counts against an upper bound (fail closed, as the checks that
+    # forbid or count calls do) but never towards the lower one.
+    unshown = [s for s in matching if not shown_run(s)]
+    n = len(matching) - len(unshown)
+    bound = f"at least {p.min}" + (f" and at most {p.max}" if p.max is not None else "")
+    details = {"matching_calls": n, "calls_of_tool": len(calls)}
+    if refused:
+        details["denied_calls"] = refused
+    if unshown:
+        details["calls_not_shown_run"] = len(unshown)
+    if n < p.min and n + len(unshown) >= p.min:
+        return Finding.missing(
+            f"{p.tool} shown called {n} time(s), expected {bound}; {len(unshown)} more "
+            "requested, but nothing shows that they ran (no span of the tool, no result "
+            f"captured): {list_steps(unshown)}",
+            details=details,
+            span_ids=span_ids(unshown),
+            step_indexes=indexes(unshown),
+        )
+    if n < p.min:
+        near = "; ".join(f"{where(s)}: {why}" for s, why in rejected[:3])
+        return Finding.fail(
+            f"{p.tool} called {n} time(s)"
+            + (" with matching arguments" if p.constrains_args() else "")
+            + f", expected {bound}"
+            + (f" (non-matching: {near})" if near else "")
+            + (f"; {refused} more requested and {DENIED}" if refused else ""),
+            details=details,
+            span_ids=span_ids(s for s, _ in rejected),
+            step_indexes=indexes(s for s, _ in rejected),
+            unseen=True,  # the calls not seen may be in spans no convention recognised
+        )
+    if p.max is not None and len(matching) > p.max:
+        extra = matching[p.max :]
+        return Finding.fail(
+            f"{p.tool} called {len(matching)} time(s), expected {bound}; extra: "
+            f"{list_steps(extra)}",
+            details=details,
+            span_ids=span_ids(extra),
+            step_indexes=indexes(extra),
+        )
+    return Finding.ok(
+        f"{p.tool} called {n} time(s) ({bound})",
+        details=details,
+        span_ids=span_ids(matching),
+        step_indexes=indexes(matching),
+    )
+
+
+def _curable_by_unseen_calls(mode: SequenceMode, counts: dict[str, int]) -> bool:
+    """Whether calls the trace did not show could make the failed sequence hold: then the
+    failure is ``Finding.unseen`` (missing evidence where spans went unrecognised). In
+    ``in_order`` and ``superset`` extra calls are allowed, so every failure is an expected
+    call not seen (or seen only with other arguments, where an unseen call could still
+    match). In ``exact`` and ``any_order`` only a shortfall is: a call seen that the
+    sequence has no place for, or calls seen out of order, stay violations whatever else
+    ran. In ``subset`` every failure is a call seen."""
+    if mode in ("in_order", "superset"):
+        return True
+    if mode in ("exact", "any_order"):
+        return bool(counts["missing"]) and not counts["unexpected"] and not counts["args_mismatch"]
+    return False
+
+
+def tool_sequence(oracle: Any, ctx: GradeContext) -> Finding:
+    p = oracle.given
+    answering = ctx.evidence.answering()
+    named, ignore = oracle._named, oracle._ignore
+    every = ctx.evidence.calls_of(())
+    if ignore or answering:
+        calls: Sequence[Step] = [
+            s
+            for s in every
+            if (not ignore or step_glob(s, ignore) is None)
+            and (id(s) not in answering or step_glob(s, named) is not None)
+        ]
+    else:  # no call is ignored, none answers: every call takes part
+        calls = every
+    holds, counts, actual, diff, steps, text = tool_sequence_diff(
+        p.mode, oracle._items, named, calls, first_match, args_mismatch_why, _assign
+    )
+    details = {"mode": p.mode, "expected": list(named), "actual": actual, "diff": diff}
+    if holds:
+        return Finding.ok(
+            f"tool sequence ({p.mode}) holds: {text}",
+            details=details,
+            span_ids=span_ids(steps),
+            step_indexes=indexes(steps),
+        )
+    relevant = {
+        "exact": ("missing", "unexpected", "args_mismatch"),
+        "any_order": ("missing", "unexpected", "args_mismatch"),
+        "in_order": ("missing", "args_mismatch"),
+        "superset": ("missing", "args_mismatch"),
+        "subset": ("unexpected", "args_mismatch"),
+    }[p.mode]
+    summary = ", ".join(f"{counts[op]} {op.replace('_', ' ')}" for op in relevant if counts[op])
+    if p.mode == "exact" and not summary:
+        summary = "order differs"
+    return Finding.fail(
+        f"tool sequence ({p.mode}) does not hold: {summary}\n{text}",
+        details=details,
+        span_ids=span_ids(steps),
+        step_indexes=indexes(steps),
+        unseen=_curable_by_unseen_calls(p.mode, counts),
+    )
+
+
+# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
+# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
+class SeenTransfer(Frozen):
+    """A transfer between agents the trace shows: who to whom, the step, and how."""
+
+    __slots__ = ("from_agent", "step", "to_agent", "via")
+    from_agent: str
+    to_agent: str
+    step: Step
+    via: str
+
+    def __init__(self, from_agent: str, to_agent: str, step: Step, via: str) -> None:
+        set_field(self, "from_agent", from_agent)
+        set_field(self, "to_agent", to_agent)
+        set_field(self, "step", step)
+        set_field(self, "via", via)
+
+
+def find_transfers(t: Trajectory) -> list[SeenTransfer]:
+    """Handoff steps (``from_agent -> to_agent``), plus delegation: an agent step running
+    inside another named agent's time span (agent-as-tool, nested ``invoke_agent``)."""
+    seen: list[SeenTransfer] = [
+        SeenTransfer(h.from_agent or "?", h.to_agent or "?", h, "handoff") for h in t.handoffs()
+    ]
+    agents = [
+        a for a in t.agents() if a.agent_name and a.start_ns is not None and a.end_ns is not None
+    ]
+    for inner in agents:
+        outers = [
+            o
+            for o in agents
+            if o is not inner
+            and o.agent_name != inner.agent_name
+            and o.start_ns is not None
+            and o.end_ns is not None
+            and inner.start_ns is not None
+            and inner.end_ns is not None
+            and o.start_ns <= inner.start_ns
+            and inner.end_ns <= o.end_ns
+        ]
+        if outers:
+            parent = max(outers, key=lambda o: o.start_ns or 0)
+            seen.append(
+                SeenTransfer(parent.agent_name or "?", inner.agent_name or "?", inner, "delegation")
+            )
+    unique: dict[tuple[str, str], SeenTransfer] = {}
+    for s in seen:
+        unique.setdefault((s.from_agent, s.to_agent), s)
+    return list(unique.values())
+
+
+def _hits(rule: Transfer, seen: list[SeenTransfer]) -> list[SeenTransfer]:
+    return [
+        s
+        for s in seen
+        if fnmatch.fnmatchcase(s.from_agent, rule.from_)
+        and fnmatch.fnmatchcase(s.to_agent, rule.to)
+    ]
+
+
+def _could_be(rule: Transfer, seen: SeenTransfer) -> bool:
+    """Whether a transfer with an unrecorded agent ("?") may be the one ``rule`` names."""
+    return (seen.from_agent == "?" or fnmatch.fnmatchcase(seen.from_agent, rule.from_)) and (
+        seen.to_agent == "?" or fnmatch.fnmatchcase(seen.to_agent, rule.to)
+    )
+
+
+def handoff(oracle: Any, ctx: GradeContext) -> Finding:
+    p = oracle.given
+    seen = find_transfers(ctx.trajectory)
+    listed = ", ".join(f"{s.from_agent} -> {s.to_agent} ({s.via}, {where(s.step)})" for s in seen)
+    details = {"transfers": [{"from": s.from_agent, "to": s.to_agent, "via": s.via} for s in seen]}
+    # A transfer whose agents were not recorded ("?") may be the one a rule names: that
+    # rule can be neither confirmed nor refuted, which is missing evidence, not a verdict.
+    unnamed = [s for s in seen if "?" in (s.from_agent, s.to_agent)]
+    undecided = [
+        r
+        for r in [*p.required, *p.forbidden]
+        if not _hits(r, seen) and any(_could_be(r, s) for s in unnamed)
+    ]
+    missing = [r for r in p.required if not _hits(r, seen) and r not in undecided]
+    # A native handoff is a tool call (LlamaIndex's handOff, a swarm's transfer_to_*): a
+    # required transfer not seen may be one of the calls whose tool the trace did not
+    # name (a model call's finish reason asked for tools no span records), so it can be
+    # neither confirmed nor refuted. A nameless call that is a named call's twin is no
+    # other call.
+    nameless: list[Step] = []
+    if missing:
+        twinned = nameless_twins(ctx.evidence).twinned
+        nameless = [s for s in ctx.evidence.nameless_calls() if id(s) not in twinned]
+    if nameless:
+        undecided += missing
+        unnamed += [SeenTransfer("?", "?", s, "tool call, name not recorded") for s in nameless]
+        missing = []
+    bad = [(r, h) for r in p.forbidden for h in _hits(r, seen)]
+    problems = [f"required transfer {r} did not happen" for r in missing] + [
+        f"forbidden transfer {h.from_agent} -> {h.to_agent} ({where(h.step)})" for _, h in bad
+    ]
+    if not problems and undecided:
+        return Finding.missing(
+            f"cannot tell whether {', '.join(str(r) for r in undecided)} happened: "
+            + (
+                f"transfers seen without agent names ({listed})"
+                if not nameless
+                else f"{len(nameless)} tool call(s) without a recorded tool name, any of "
+                f"which may be the transfer ({where(nameless[0])}; transfers seen: "
+                f"{listed or 'none'})"
+            ),
+            details=details,
+            span_ids=span_ids(s.step for s in unnamed),
+            step_indexes=indexes(s.step for s in unnamed),
+        )
+    if problems:
+        return Finding.fail(
+            "; ".join(problems) + f" (transfers seen: {listed or 'none'})",
+            details=details,
+            span_ids=span_ids(h.step for _, h in bad),
+            step_indexes=indexes(h.step for _, h in bad),
+            # A required transfer not seen may be in spans no convention recognised; a
+            # forbidden one seen is a failure whatever else the trace holds.
+            unseen=not bad,
+        )
+    hits = [h for r in p.required for h in _hits(r, seen)]
+    return Finding.ok(
+        f"transfers as required: {listed or 'none'}",
+        details=details,
+        span_ids=span_ids(h.step for h in hits),
+        step_indexes=indexes(h.step for h in hits),
+    )
+
+
 REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "tool_not_called": tool_not_called,
     "tool_retries": tool_retries,
@@ -343,4 +611,7 @@ REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "tokens": tokens,
     "max_steps": max_steps,
     "latency": latency,
+    "tool_sequence": tool_sequence,
+    "tool_called": tool_called,
+    "handoff": handoff,
 }

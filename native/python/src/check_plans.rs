@@ -23,6 +23,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple, PyType};
 
+use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
 use crate::checks::FINDING_FIELDS;
 use crate::evidence::StepView;
 use crate::slots::{Fallback, SlotClass};
@@ -71,6 +72,8 @@ enum Kind {
         generations: bool,
         max: usize,
     },
+    /// A plan that answers every trajectory (`check_plans_more`).
+    More(More),
 }
 
 /// The plans' shared parts: how a `Finding` is made and the evidence helpers the plans
@@ -227,6 +230,48 @@ impl CheckPlans {
             },
         )
     }
+
+    /// `tool_sequence`'s plan (`check_plans_more::Sequence`).
+    #[allow(clippy::too_many_arguments)]
+    fn tool_sequence(
+        &self,
+        py: Python<'_>,
+        mode: Bound<'_, PyString>,
+        items: Bound<'_, PyTuple>,
+        named: Bound<'_, PyTuple>,
+        ignore: Bound<'_, PyTuple>,
+        first_match: Bound<'_, PyAny>,
+        why_of: Bound<'_, PyAny>,
+        assign: Bound<'_, PyAny>,
+    ) -> PyResult<CheckPlan> {
+        let plan = Sequence::new(&mode, items, named, ignore, first_match, why_of, assign)?;
+        self.plan(py, Kind::More(More::Sequence(plan)))
+    }
+
+    /// `tool_called`'s plan for `params` (`check_plans_more::Called`).
+    fn tool_called(
+        &self,
+        py: Python<'_>,
+        params: Bound<'_, PyAny>,
+        constrains: bool,
+        helpers: CalledHelpers<'_>,
+    ) -> PyResult<CheckPlan> {
+        let plan = Called::new(&params, constrains, helpers)?;
+        self.plan(py, Kind::More(More::Called(plan)))
+    }
+
+    /// `handoff`'s plan for its `required` and `forbidden` transfers
+    /// (`check_plans_more::Handoff`).
+    fn handoff(
+        &self,
+        py: Python<'_>,
+        required: Bound<'_, PyAny>,
+        forbidden: Bound<'_, PyAny>,
+        helpers: HandoffHelpers<'_>,
+    ) -> PyResult<CheckPlan> {
+        let plan = Handoff::new(&required, &forbidden, helpers)?;
+        self.plan(py, Kind::More(More::Handoff(plan)))
+    }
 }
 
 impl CheckPlans {
@@ -365,6 +410,7 @@ impl CheckPlan {
                 }
                 return self.settled(&evidence, count).map(Some);
             }
+            Kind::More(more) => return more.run(&evidence, &self.finding).map(Some),
             Kind::Latency { max_ms, limit } => {
                 return latency(&evidence, *max_ms, limit, &self.finding);
             }
@@ -469,6 +515,9 @@ impl CheckPlan {
             }
             Kind::Latency { .. } => Err(PyValueError::new_err(
                 "latency's plan has no finding within a bound to give",
+            )),
+            Kind::More(_) => Err(PyValueError::new_err(
+                "a plan that answers every trajectory has no finding within a bound to give",
             )),
             Kind::MaxCalls { max, .. } => {
                 details.set_item(intern!(py, "tool_calls"), count)?;

@@ -21,6 +21,7 @@ mod probes;
 mod sequence;
 mod view;
 
+pub(crate) use sequence::tool_sequence_diff;
 pub(crate) use view::StepView;
 
 use std::collections::HashMap;

@@ -18,8 +18,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from otel_oracles import safe_regex
-from otel_oracles._frozen import Frozen, set_field
-from otel_oracles._native import ground_ids, json_indented
+from otel_oracles._native import CheckPlan, ground_ids, json_indented
 from otel_oracles.errors import WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
     WORK_INVISIBLE,
@@ -40,6 +39,7 @@ from otel_oracles.grade.oracles.base import (
 )
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
+    PLANS,
     JsonSchema,
     Regex,
     call_failure,
@@ -56,7 +56,7 @@ from otel_oracles.grade.oracles.trace_common import (
 )
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.defaults import new_list
-from otel_oracles.model.step import Step, Trajectory
+from otel_oracles.model.step import Step
 
 DEFAULT_CITATION_PATTERN = r"doc-\d+"
 
@@ -833,73 +833,6 @@ class HandoffParams(CoverageParams):
         return [_transfer(v) for v in _one_or_many(value)] if value is not None else value
 
 
-# A plain frozen class, not a dataclass: compared by identity, never printed, and the methods
-# ``dataclasses`` generates are compiled from source at every start (``otel_oracles._frozen``).
-class SeenTransfer(Frozen):
-    """A transfer between agents the trace shows: who to whom, the step, and how."""
-
-    __slots__ = ("from_agent", "step", "to_agent", "via")
-    from_agent: str
-    to_agent: str
-    step: Step
-    via: str
-
-    def __init__(self, from_agent: str, to_agent: str, step: Step, via: str) -> None:
-        set_field(self, "from_agent", from_agent)
-        set_field(self, "to_agent", to_agent)
-        set_field(self, "step", step)
-        set_field(self, "via", via)
-
-
-def find_transfers(t: Trajectory) -> list[SeenTransfer]:
-    """Handoff steps (``from_agent -> to_agent``), plus delegation: an agent step running
-    inside another named agent's time span (agent-as-tool, nested ``invoke_agent``)."""
-    seen: list[SeenTransfer] = [
-        SeenTransfer(h.from_agent or "?", h.to_agent or "?", h, "handoff") for h in t.handoffs()
-    ]
-    agents = [
-        a for a in t.agents() if a.agent_name and a.start_ns is not None and a.end_ns is not None
-    ]
-    for inner in agents:
-        outers = [
-            o
-            for o in agents
-            if o is not inner
-            and o.agent_name != inner.agent_name
-            and o.start_ns is not None
-            and o.end_ns is not None
-            and inner.start_ns is not None
-            and inner.end_ns is not None
-            and o.start_ns <= inner.start_ns
-            and inner.end_ns <= o.end_ns
-        ]
-        if outers:
-            parent = max(outers, key=lambda o: o.start_ns or 0)
-            seen.append(
-                SeenTransfer(parent.agent_name or "?", inner.agent_name or "?", inner, "delegation")
-            )
-    unique: dict[tuple[str, str], SeenTransfer] = {}
-    for s in seen:
-        unique.setdefault((s.from_agent, s.to_agent), s)
-    return list(unique.values())
-
-
-def _hits(rule: Transfer, seen: list[SeenTransfer]) -> list[SeenTransfer]:
-    return [
-        s
-        for s in seen
-        if fnmatch.fnmatchcase(s.from_agent, rule.from_)
-        and fnmatch.fnmatchcase(s.to_agent, rule.to)
-    ]
-
-
-def _could_be(rule: Transfer, seen: SeenTransfer) -> bool:
-    """Whether a transfer with an unrecorded agent ("?") may be the one ``rule`` names."""
-    return (seen.from_agent == "?" or fnmatch.fnmatchcase(seen.from_agent, rule.from_)) and (
-        seen.to_agent == "?" or fnmatch.fnmatchcase(seen.to_agent, rule.to)
-    )
-
-
 @register_oracle
 class Handoff(OracleCheck):
     """Required transfers between named agents happen; forbidden ones do not."""
@@ -910,70 +843,18 @@ class Handoff(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"agents"})
     params: HandoffParams
     given: HandoffParams
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: HandoffParams) -> None:
+        super().__init__(params)
+        p = self.given
+        helpers = (fnmatch.fnmatchcase, where, nameless_twins)
+        self.native_plan = PLANS.handoff(p.required, p.forbidden, helpers)
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.given
-        seen = find_transfers(ctx.trajectory)
-        listed = ", ".join(
-            f"{s.from_agent} -> {s.to_agent} ({s.via}, {where(s.step)})" for s in seen
-        )
-        details = {
-            "transfers": [{"from": s.from_agent, "to": s.to_agent, "via": s.via} for s in seen]
-        }
-        # A transfer whose agents were not recorded ("?") may be the one a rule names: that
-        # rule can be neither confirmed nor refuted, which is missing evidence, not a verdict.
-        unnamed = [s for s in seen if "?" in (s.from_agent, s.to_agent)]
-        undecided = [
-            r
-            for r in [*p.required, *p.forbidden]
-            if not _hits(r, seen) and any(_could_be(r, s) for s in unnamed)
-        ]
-        missing = [r for r in p.required if not _hits(r, seen) and r not in undecided]
-        # A native handoff is a tool call (LlamaIndex's handOff, a swarm's transfer_to_*): a
-        # required transfer not seen may be one of the calls whose tool the trace did not
-        # name (a model call's finish reason asked for tools no span records), so it can be
-        # neither confirmed nor refuted. A nameless call that is a named call's twin is no
-        # other call.
-        nameless: list[Step] = []
-        if missing:
-            twinned = nameless_twins(ctx.evidence).twinned
-            nameless = [s for s in ctx.evidence.nameless_calls() if id(s) not in twinned]
-        if nameless:
-            undecided += missing
-            unnamed += [SeenTransfer("?", "?", s, "tool call, name not recorded") for s in nameless]
-            missing = []
-        bad = [(r, h) for r in p.forbidden for h in _hits(r, seen)]
-        problems = [f"required transfer {r} did not happen" for r in missing] + [
-            f"forbidden transfer {h.from_agent} -> {h.to_agent} ({where(h.step)})" for _, h in bad
-        ]
-        if not problems and undecided:
-            return Finding.missing(
-                f"cannot tell whether {', '.join(str(r) for r in undecided)} happened: "
-                + (
-                    f"transfers seen without agent names ({listed})"
-                    if not nameless
-                    else f"{len(nameless)} tool call(s) without a recorded tool name, any of "
-                    f"which may be the transfer ({where(nameless[0])}; transfers seen: "
-                    f"{listed or 'none'})"
-                ),
-                details=details,
-                span_ids=span_ids(s.step for s in unnamed),
-                step_indexes=indexes(s.step for s in unnamed),
-            )
-        if problems:
-            return Finding.fail(
-                "; ".join(problems) + f" (transfers seen: {listed or 'none'})",
-                details=details,
-                span_ids=span_ids(h.step for _, h in bad),
-                step_indexes=indexes(h.step for _, h in bad),
-                # A required transfer not seen may be in spans no convention recognised; a
-                # forbidden one seen is a failure whatever else the trace holds.
-                unseen=not bad,
-            )
-        hits = [h for r in p.required for h in _hits(r, seen)]
-        return Finding.ok(
-            f"transfers as required: {listed or 'none'}",
-            details=details,
-            span_ids=span_ids(h.step for h in hits),
-            step_indexes=indexes(h.step for h in hits),
-        )
+        # Every answer is the core's (``native_plan``): the transfers seen, against the
+        # rules.
+        found = self.native_plan.finding(ctx)
+        if found is None:  # (a plan of ``check_plans_more.rs`` answers every trajectory)
+            raise RuntimeError("handoff's plan gave no finding")
+        return found

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from otel_oracles._native import CheckPlan, tool_repeats, tool_sequence_diff
+from otel_oracles._native import CheckPlan, tool_repeats
 from otel_oracles.grade.evidence import Evidence, list_steps, where
 from otel_oracles.grade.oracles.base import (
     CoverageParams,
@@ -90,72 +90,24 @@ class ToolCalled(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: ToolCalledParams
     given: ToolCalledParams
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: ToolCalledParams) -> None:
+        super().__init__(params)
+        p = self.given
+        helpers = (args_mismatch, shown_run, where, list_steps, DENIED)
+        self.native_plan = PLANS.tool_called(p, p.constrains_args(), helpers)
 
     def required_evidence(self) -> frozenset[str]:
         return self.evidence | _args_evidence([self.given], [self.given.tool])
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.given
-        # A call an approval step refused never ran: asking is not calling (``is_denied``).
-        asked = ctx.evidence.calls_of((p.tool,))
-        calls = [s for s in asked if not is_denied(s)]
-        refused = len(asked) - len(calls)
-        matching: list[Step] = []
-        rejected: list[tuple[Step, str]] = []
-        for s in calls:
-            why = args_mismatch(p, s)
-            if why is None:
-                matching.append(s)
-            else:
-                rejected.append((s, why))
-        # A request nothing shows ran (no span of its own, no result: ``shown_run``) may
-        # have run or not: it counts against an upper bound (fail closed, as the checks that
-        # forbid or count calls do) but never towards the lower one.
-        unshown = [s for s in matching if not shown_run(s)]
-        n = len(matching) - len(unshown)
-        bound = f"at least {p.min}" + (f" and at most {p.max}" if p.max is not None else "")
-        details = {"matching_calls": n, "calls_of_tool": len(calls)}
-        if refused:
-            details["denied_calls"] = refused
-        if unshown:
-            details["calls_not_shown_run"] = len(unshown)
-        if n < p.min and n + len(unshown) >= p.min:
-            return Finding.missing(
-                f"{p.tool} shown called {n} time(s), expected {bound}; {len(unshown)} more "
-                "requested, but nothing shows that they ran (no span of the tool, no result "
-                f"captured): {list_steps(unshown)}",
-                details=details,
-                span_ids=span_ids(unshown),
-                step_indexes=indexes(unshown),
-            )
-        if n < p.min:
-            near = "; ".join(f"{where(s)}: {why}" for s, why in rejected[:3])
-            return Finding.fail(
-                f"{p.tool} called {n} time(s)"
-                + (" with matching arguments" if p.constrains_args() else "")
-                + f", expected {bound}"
-                + (f" (non-matching: {near})" if near else "")
-                + (f"; {refused} more requested and {DENIED}" if refused else ""),
-                details=details,
-                span_ids=span_ids(s for s, _ in rejected),
-                step_indexes=indexes(s for s, _ in rejected),
-                unseen=True,  # the calls not seen may be in spans no convention recognised
-            )
-        if p.max is not None and len(matching) > p.max:
-            extra = matching[p.max :]
-            return Finding.fail(
-                f"{p.tool} called {len(matching)} time(s), expected {bound}; extra: "
-                f"{list_steps(extra)}",
-                details=details,
-                span_ids=span_ids(extra),
-                step_indexes=indexes(extra),
-            )
-        return Finding.ok(
-            f"{p.tool} called {n} time(s) ({bound})",
-            details=details,
-            span_ids=span_ids(matching),
-            step_indexes=indexes(matching),
-        )
+        # Every answer is the core's (``native_plan``): the calls that ran, their arguments
+        # matched, the count against the bounds.
+        found = self.native_plan.finding(ctx)
+        if found is None:  # (a plan of ``check_plans_more.rs`` answers every trajectory)
+            raise RuntimeError("tool_called's plan gave no finding")
+        return found
 
 
 class ToolNotCalledParams(CoverageParams):
@@ -270,21 +222,6 @@ def _assign(weights: list[list[int]]) -> tuple[list[int], list[int]]:
     return rows.tolist(), cols.tolist()
 
 
-def _curable_by_unseen_calls(mode: SequenceMode, counts: dict[str, int]) -> bool:
-    """Whether calls the trace did not show could make the failed sequence hold: then the
-    failure is ``Finding.unseen`` (missing evidence where spans went unrecognised). In
-    ``in_order`` and ``superset`` extra calls are allowed, so every failure is an expected
-    call not seen (or seen only with other arguments, where an unseen call could still
-    match). In ``exact`` and ``any_order`` only a shortfall is: a call seen that the
-    sequence has no place for, or calls seen out of order, stay violations whatever else
-    ran. In ``subset`` every failure is a call seen."""
-    if mode in ("in_order", "superset"):
-        return True
-    if mode in ("exact", "any_order"):
-        return bool(counts["missing"]) and not counts["unexpected"] and not counts["args_mismatch"]
-    return False
-
-
 @register_oracle
 class ToolSequence(OracleCheck):
     """Tool calls follow an expected sequence (exact, in_order, any_order, subset, superset)."""
@@ -294,6 +231,7 @@ class ToolSequence(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"tool_names"})
     params: ToolSequenceParams
     given: ToolSequenceParams
+    native_plan: "CheckPlan[Finding]"
 
     def required_evidence(self) -> frozenset[str]:
         p = self.given
@@ -307,49 +245,23 @@ class ToolSequence(OracleCheck):
         self._items = sequence_items(given.expected)
         self._named: tuple[str, ...] = tuple(i.tool for i in given.expected)
         self._ignore: tuple[str, ...] = tuple(given.ignore)
+        self.native_plan = PLANS.tool_sequence(
+            given.mode,
+            self._items,
+            self._named,
+            self._ignore,
+            first_match,
+            args_mismatch_why,
+            _assign,
+        )
 
     def check(self, ctx: GradeContext) -> Finding:
-        p = self.given
-        answering = ctx.evidence.answering()
-        named, ignore = self._named, self._ignore
-        every = ctx.evidence.calls_of(())
-        if ignore or answering:
-            calls: Sequence[Step] = [
-                s
-                for s in every
-                if (not ignore or step_glob(s, ignore) is None)
-                and (id(s) not in answering or step_glob(s, named) is not None)
-            ]
-        else:  # no call is ignored, none answers: every call takes part
-            calls = every
-        holds, counts, actual, diff, steps, text = tool_sequence_diff(
-            p.mode, self._items, named, calls, first_match, args_mismatch_why, _assign
-        )
-        details = {"mode": p.mode, "expected": list(named), "actual": actual, "diff": diff}
-        if holds:
-            return Finding.ok(
-                f"tool sequence ({p.mode}) holds: {text}",
-                details=details,
-                span_ids=span_ids(steps),
-                step_indexes=indexes(steps),
-            )
-        relevant = {
-            "exact": ("missing", "unexpected", "args_mismatch"),
-            "any_order": ("missing", "unexpected", "args_mismatch"),
-            "in_order": ("missing", "args_mismatch"),
-            "superset": ("missing", "args_mismatch"),
-            "subset": ("unexpected", "args_mismatch"),
-        }[p.mode]
-        summary = ", ".join(f"{counts[op]} {op.replace('_', ' ')}" for op in relevant if counts[op])
-        if p.mode == "exact" and not summary:
-            summary = "order differs"
-        return Finding.fail(
-            f"tool sequence ({p.mode}) does not hold: {summary}\n{text}",
-            details=details,
-            span_ids=span_ids(steps),
-            step_indexes=indexes(steps),
-            unseen=_curable_by_unseen_calls(p.mode, counts),
-        )
+        # Every answer is the core's (``native_plan``): the calls taking part, their
+        # alignment and the finding, in one call.
+        found = self.native_plan.finding(ctx)
+        if found is None:  # (a plan of ``check_plans_more.rs`` answers every trajectory)
+            raise RuntimeError("tool_sequence's plan gave no finding")
+        return found
 
 
 # ---- retries, loops, errors ---------------------------------------------------------------------

@@ -129,7 +129,7 @@ type SequenceDiff<'py> = (
 #[pyfunction]
 #[pyo3(signature = (mode, items, tools, calls, first_match, why_of, assign, /))]
 #[allow(clippy::too_many_arguments)]
-fn tool_sequence_diff<'py>(
+pub(crate) fn tool_sequence_diff<'py>(
     mode: &str,
     items: &Bound<'py, PyTuple>,
     tools: &Bound<'py, PyTuple>,
