@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import random
 import re
 import sys
 import threading
@@ -505,3 +506,42 @@ def test_a_body_is_decoded_in_place_from_its_range_of_a_block() -> None:
     assert len(items) == 2
     with pytest.raises(ValueError, match="outside the"):
         _native.decode_json_many(array, 1, len(array) + 1)
+
+
+def test_ids_are_the_lowercase_hex_of_their_bytes_whoever_carries_them() -> None:
+    """A span id's string is shared with the records that carry it again (its children's
+    parent id, a log record's span id): every record still holds its own id's hex, with
+    the parents built before and after their children, more spans than the builder keeps
+    ids of, and ids written in capitals."""
+    rng = random.Random(18)
+    trace_ids = [bytes(rng.randrange(256) for _ in range(16)) for _ in range(3)]
+    trace_ids.append(bytes(range(0x01, 0xF2, 0x10)))  # every nibble in both places
+    span_ids = [bytes(rng.randrange(256) for _ in range(8)) for _ in range(300)]
+    span_ids[:2] = [bytes.fromhex("0123456789abcdef"), bytes.fromhex("fedcba9876543210")]
+    parents = [None if i % 50 == 0 else span_ids[rng.randrange(300)] for i in range(300)]
+    spans = [
+        {
+            "traceId": trace_ids[i % 4].hex(),
+            "spanId": span_id.hex().upper() if i % 3 == 0 else span_id.hex(),
+            **({"parentSpanId": parent.hex()} if parent else {}),
+            "name": "s",
+            "startTimeUnixNano": "1",
+            "endTimeUnixNano": "2",
+        }
+        for i, (span_id, parent) in enumerate(zip(span_ids, parents, strict=True))
+    ]
+    logs = [
+        {"traceId": trace_ids[i % 4].hex(), "spanId": span_ids[(i * 7) % 300].hex()}
+        for i in range(100)
+    ]
+    span_body = {"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}
+    log_body = {"resourceLogs": [{"scopeLogs": [{"logRecords": logs}]}]}
+    built, _ = _native.decode_json(json.dumps(span_body).encode()).records()
+    _, built_logs = _native.decode_json(json.dumps(log_body).encode()).records()
+    assert [(s.trace_id, s.span_id, s.parent_span_id) for s in built] == [
+        (trace_ids[i % 4].hex(), span_id.hex(), parent.hex() if parent else "")
+        for i, (span_id, parent) in enumerate(zip(span_ids, parents, strict=True))
+    ]
+    assert [(log.trace_id, log.span_id) for log in built_logs] == [
+        (trace_ids[i % 4].hex(), span_ids[(i * 7) % 300].hex()) for i in range(100)
+    ]
