@@ -53,11 +53,14 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"tools": ["search_*"]},
         {"error_pattern": None},
         {"error_pattern": "(?i)timeout|unavailable"},
+        {"max": 10**30, "tools": ["fetch_*", "search_docs"]},
     ],
     "tool_retries": [
         {"max": 1},
         {"max": 0, "tools": ["search_docs"]},
         {"max": 3, "max_per_tool": 0},
+        {"max": 3, "max_per_tool": 1},
+        {"max": 10**30, "max_per_tool": 10**30},
         {"error_pattern": None},
     ],
     "loop_detected": [
@@ -157,6 +160,17 @@ EVERY_ANSWER_SCENARIOS = (
 """The scenarios read for the plans that make every answer: a plain run, file edits and a
 command, handoffs and delegation (a forbidden one among them), a call an approval step
 refused."""
+
+
+PATHS: dict[str, tuple[str, str, bool]] = {
+    "calls over max": ("max_tool_calls", "fail", False),
+    "failed calls tolerated": ("tool_errors", "pass", True),
+    "failed calls over max": ("tool_errors", "fail", True),
+    "retries tolerated": ("tool_retries", "pass", True),
+    "retries over max": ("tool_retries", "fail", True),
+}
+"""Paths past the usual answer that the plans of ``check_plans.rs`` word: (oracle type,
+status, something used of the budget)."""
 
 
 def _oracles(types: Iterable[str]) -> list[OracleCheck]:
@@ -264,6 +278,32 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
             tool("final_answer", {"answer": "done"}, "done"),
         ),
     )
+    yield (
+        "failed calls over three listed, refused and retried",
+        traj(
+            gen(tool_calls=["fetch_page", "search_docs"]),
+            tool("fetch_page", {"u": 1}, "error: 503", status="error"),
+            tool("search_docs", {"q": "a"}, {"error": "timeout"}),
+            tool("fetch_page", {"u": 1}, "error: 503", status="error"),
+            tool("delete_records", {"id": 1}, "no", status="error", attributes={"denied": True}),
+            tool("delete_records", {"id": 1}, "ok"),
+            tool("search_docs", {"q": "a"}, '{"error": "again"}'),
+            tool("fetch_page", {"u": 1}, "ok"),
+            tool("search_docs", {"q": "a"}, "ok"),
+            gen("done"),
+        ),
+    )
+    yield (
+        "a nameless call failed and retried",
+        traj(
+            gen(tool_calls=["search_docs"]),
+            tool("search_docs", {"q": "a"}, synthesized=True),
+            tool("", None, "error: boom", status="error"),
+            tool("", None, "error: boom", status="error"),
+            tool("", None, "ok"),
+            gen("done"),
+        ),
+    )
 
 
 def _transfers(named: bool) -> Trajectory:
@@ -323,7 +363,7 @@ def _findings_agree(
         {"id": "plans", "invariants": [{"type": "max_steps", "max": 1}]}, "plans"
     )
     answered: dict[str, int] = dict.fromkeys(
-        [*types, "stopped", "answering", "nameless", "calls over max"], 0
+        [*types, *PATHS, "stopped", "answering", "nameless"], 0
     )
     seen = 0
     for where, trajectory in trajectories:
@@ -347,8 +387,12 @@ def _findings_agree(
                 if oracle.oracle_type in ANSWERING_EVERY:
                     key = f"{oracle.oracle_type}: {planned.status}"
                     answered[key] = answered.get(key, 0) + 1
-                if oracle.oracle_type == "max_tool_calls" and planned.status == "fail":
-                    answered["calls over max"] += 1
+                for path, (oracle_type, status, used) in PATHS.items():
+                    answered[path] += (
+                        oracle.oracle_type == oracle_type
+                        and planned.status == status
+                        and (planned.used > 0) == used
+                    )
                 assert type(planned) is Finding
                 assert repr(planned) == repr(want), (where, oracle.oracle_type, oracle.given)
                 assert type(planned.details) is dict and type(planned.message) is str
@@ -378,7 +422,7 @@ def test_plans_answer_as_the_python_checks_did_on_edge_cases() -> None:
     answered = _findings_agree(_edge_cases())
     assert all(answered[oracle_type] for oracle_type in PARAMS), answered
     assert answered["nameless"], answered
-    assert answered["calls over max"], answered
+    assert all(answered[path] for path in PATHS), answered
     # Each answer of the plans that make every answer is reached.
     for oracle_type in ANSWERING_EVERY:
         for status in ("pass", "fail", "missing"):

@@ -4,24 +4,31 @@
 //! retry, no loop, calls, steps and tokens within their bounds) is a memoized evidence ask
 //! or two and a finding whose message the params and a count decide; `max_tool_calls` also
 //! words its failure (calls over `max`, none answering or nameless), the steps over the
-//! limit listed by `evidence.list_steps`. Made once per check
+//! limit listed by `evidence.list_steps`; `tool_errors` its failed calls within `max` or
+//! over it (no call nameless), and `tool_retries` every answer (retries within `max` and
+//! `max_per_tool` or over one). Made once per check
 //! from its params (`CheckPlans`, when its oracle is built), a plan is run by the
 //! evaluator's loop (`CheckRunner`, `checks.rs`) instead of the oracle's Python `check`, the
-//! finding built in its memory (`SlotClass`); anything else (a forbidden call found, a
-//! failed call, candidates for a loop, a count over another bound, an answering or nameless
-//! call, a merged model call) is "not handled" (`None`) and the Python body runs, which
-//! starts by asking the same plan (and ends on its `within` where it finds a count within
-//! the bound), so each finding has one implementation.
+//! finding built in its memory (`SlotClass`); anything else (a forbidden call found,
+//! candidates for a loop, a count over another bound, an answering or nameless call, a
+//! merged model call) is "not handled" (`None`) and the Python body runs, which starts by
+//! asking the same plan (and ends on its `within` where it finds a count within the
+//! bound), so each finding has one implementation.
 //!
 //! The evidence is read through `Evidence`'s own memoized answers (`calls_of`,
-//! `answering`, `stopped_short`, `nameless_calls`, `memoized` leaf model calls, and the
-//! `failed_calls` and `repeated_args_candidates` helpers of `trace_common`), so a plan and a
-//! Python body that ask after it share every answer.
+//! `answering`, `stopped_short`, `nameless_calls`, `memoized` leaf model calls, the
+//! `failed_calls` and `repeated_args_candidates` helpers of `trace_common` and
+//! `trace_tools.find_retries`), so a plan and a Python body that ask after it share every
+//! answer.
+
+use std::fmt::{self, Write as _};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFloat, PyFrozenSet, PyList, PySet, PyString, PyTuple, PyType};
+use pyo3::types::{
+    PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
+};
 
 use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
 use crate::checks::FINDING_FIELDS;
@@ -36,10 +43,24 @@ enum Kind {
         /// `"none of {', '.join(tools)} was called"`.
         message: Py<PyString>,
     },
-    /// `tool_errors`: no call failed under `pattern` (`failed_calls` empty).
-    Errors { pattern: Py<PyAny> },
-    /// `tool_retries`: no call failed under `pattern`, so none was retried.
-    Retries { pattern: Py<PyAny> },
+    /// `tool_errors`: the calls of `tools` that failed under `pattern` (`failed_calls`; none
+    /// in most runs), those an approval step refused left out, within `max` or over it, when
+    /// no call is nameless (no nameless twin whose failure is a named call's).
+    Errors {
+        pattern: Py<PyAny>,
+        tools: Py<PyTuple>,
+        max: Budget,
+    },
+    /// `tool_retries`: no call failed under `pattern`, so none was retried; else the retries
+    /// `find` finds (`trace_tools.find_retries`, memoized) within `max` and `per_tool` or
+    /// over one.
+    Retries {
+        pattern: Py<PyAny>,
+        tools: Py<PyTuple>,
+        max: Budget,
+        per_tool: Option<Budget>,
+        find: Py<PyAny>,
+    },
     /// `loop_detected`: fewer than `threshold` calls of `tools`, or none that may repeat
     /// another's arguments often enough (`repeated_args_candidates` empty).
     Loop {
@@ -74,6 +95,27 @@ enum Kind {
     },
     /// A plan that answers every trajectory (`check_plans_more`).
     More(More),
+}
+
+/// A budget param (`max`: an `int` of any size, `>= 0` by its validation): compared with
+/// a count as a `usize` (past every count when larger), shown as Python shows it.
+struct Budget {
+    max: usize,
+    shown: String,
+}
+
+impl Budget {
+    fn of(value: &Bound<'_, PyInt>) -> PyResult<Self> {
+        let max = match value.extract() {
+            Ok(max) => max,
+            Err(_) if value.gt(0)? => usize::MAX,
+            Err(err) => return Err(err),
+        };
+        Ok(Self {
+            max,
+            shown: value.str()?.to_str()?.to_owned(),
+        })
+    }
 }
 
 /// The plans' shared parts: how a `Finding` is made and the evidence helpers the plans
@@ -118,22 +160,45 @@ impl CheckPlans {
         )
     }
 
-    /// `tool_errors`' plan for `error_pattern`.
-    fn tool_errors(&self, py: Python<'_>, error_pattern: Bound<'_, PyAny>) -> PyResult<CheckPlan> {
+    /// `tool_errors`' plan for `error_pattern`, `tools` and `max`.
+    fn tool_errors(
+        &self,
+        py: Python<'_>,
+        error_pattern: Bound<'_, PyAny>,
+        tools: Bound<'_, PyTuple>,
+        max: &Bound<'_, PyInt>,
+    ) -> PyResult<CheckPlan> {
         self.plan(
             py,
             Kind::Errors {
                 pattern: error_pattern.unbind(),
+                tools: tools.unbind(),
+                max: Budget::of(max)?,
             },
         )
     }
 
-    /// `tool_retries`' plan for `error_pattern`.
-    fn tool_retries(&self, py: Python<'_>, error_pattern: Bound<'_, PyAny>) -> PyResult<CheckPlan> {
+    /// `tool_retries`' plan for `error_pattern`, `tools`, `max` and `max_per_tool`, its
+    /// retries found by `find_retries` (`trace_tools`' own: that module makes its plans
+    /// with `trace_common.PLANS`, so the helper comes with each plan, not to `CheckPlans`).
+    #[pyo3(signature = (error_pattern, tools, max, max_per_tool, find_retries))]
+    fn tool_retries(
+        &self,
+        py: Python<'_>,
+        error_pattern: Bound<'_, PyAny>,
+        tools: Bound<'_, PyTuple>,
+        max: &Bound<'_, PyInt>,
+        max_per_tool: Option<&Bound<'_, PyInt>>,
+        find_retries: Bound<'_, PyAny>,
+    ) -> PyResult<CheckPlan> {
         self.plan(
             py,
             Kind::Retries {
                 pattern: error_pattern.unbind(),
+                tools: tools.unbind(),
+                max: Budget::of(max)?,
+                per_tool: max_per_tool.map(Budget::of).transpose()?,
+                find: find_retries.unbind(),
             },
         )
     }
@@ -334,11 +399,52 @@ impl CheckPlan {
         let evidence = ctx.getattr(intern!(py, "evidence"))?;
         let handled = match &self.kind {
             Kind::NotCalled { tools, .. } => self.calls_of(&evidence, tools)?.is_empty(),
-            Kind::Errors { pattern } | Kind::Retries { pattern } => !self
-                .failed_calls
-                .bind(py)
-                .call1((&evidence, pattern))?
-                .is_truthy()?,
+            Kind::Errors {
+                pattern,
+                tools,
+                max,
+            } => {
+                let failed = self.failed(&evidence, pattern)?;
+                if failed.is_empty() {
+                    true
+                } else if evidence
+                    .call_method0(intern!(py, "nameless_calls"))?
+                    .is_truthy()?
+                {
+                    return Ok(None); // a failure a nameless twin recorded: the Python body's
+                } else {
+                    return self.errors(&evidence, &failed, tools, max).map(Some);
+                }
+            }
+            Kind::Retries {
+                pattern,
+                tools,
+                max,
+                per_tool,
+                find,
+            } => {
+                if self.failed(&evidence, pattern)?.is_empty() {
+                    true
+                } else {
+                    let retries = find
+                        .bind(py)
+                        .call1((&evidence, tools.bind(py), pattern.bind(py)))?
+                        .cast_into::<PyTuple>()?;
+                    if retries.is_empty() {
+                        true // calls failed, none was retried: within any budget
+                    } else {
+                        return retried(
+                            py,
+                            &self.list_steps,
+                            &self.finding,
+                            &retries,
+                            max,
+                            per_tool,
+                        )
+                        .map(Some);
+                    }
+                }
+            }
             Kind::Loop {
                 tools, threshold, ..
             } => {
@@ -443,6 +549,87 @@ impl CheckPlan {
         Ok(evidence
             .call_method1(intern!(py, "calls_of"), (tools.bind(py), true))?
             .cast_into::<PyTuple>()?)
+    }
+
+    /// `failed_calls(evidence, pattern)`: `id()` of each failed call -> why (memoized).
+    fn failed<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        pattern: &Py<PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let py = evidence.py();
+        Ok(self
+            .failed_calls
+            .bind(py)
+            .call1((evidence, pattern))?
+            .cast_into::<PyDict>()?)
+    }
+
+    /// `tool_errors`' answer when some call failed (`failed`, `failed_calls`' table) and no
+    /// call is nameless: the calls of `tools` in `failed`, those an approval step refused
+    /// left out (they never ran), within `max` or over it (the first three listed).
+    fn errors<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        failed: &Bound<'py, PyDict>,
+        tools: &Py<PyTuple>,
+        max: &Budget,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = evidence.py();
+        let mut found = Vec::new();
+        for call in self.calls_of(evidence, tools)?.iter() {
+            if let Some(why) = failed.get_item(call.as_ptr() as usize)? {
+                if !denied(&call)? {
+                    found.push((call, why));
+                }
+            }
+        }
+        if found.is_empty() {
+            return self.settled(evidence, 0); // other tools' failures, or refusals
+        }
+        let n = found.len();
+        let listed = PyList::empty(py);
+        for (call, why) in &found {
+            let entry = PyDict::new(py);
+            entry.set_item(intern!(py, "step"), call.getattr(intern!(py, "index"))?)?;
+            entry.set_item(intern!(py, "tool"), call.getattr(intern!(py, "tool"))?)?;
+            entry.set_item(intern!(py, "why"), why)?;
+            listed.append(entry)?;
+        }
+        let details = PyDict::new(py);
+        details.set_item(intern!(py, "failed"), listed)?;
+        let mut text = Text::new(py);
+        let status = if n > max.max {
+            text.push(format_args!(
+                "{n} failed tool call(s), budget {}: ",
+                max.shown
+            ));
+            for (i, (call, why)) in found.iter().take(3).enumerate() {
+                if i > 0 {
+                    text.push(format_args!("; "));
+                }
+                text.str(where_is(&self.list_steps, call)?);
+                text.push(format_args!(": "));
+                text.str(why.clone());
+            }
+            intern!(py, "fail")
+        } else {
+            text.push(format_args!(
+                "{n} failed tool call(s) within budget {}",
+                max.shown
+            ));
+            intern!(py, "pass")
+        };
+        let calls: Vec<_> = found.into_iter().map(|(call, _)| call).collect();
+        make_at(
+            py,
+            &self.finding,
+            status,
+            text.finish()?,
+            details,
+            pointed(py, &calls)?,
+            n,
+        )
     }
 
     /// The finding with nothing over the bound (`within`).
@@ -556,35 +743,15 @@ impl CheckPlan {
         );
         let details = PyDict::new(py);
         details.set_item(intern!(py, "tool_calls"), calls.len())?;
-        // `trace_common.span_ids` and `indexes`: source span ids, first seen, no repeats;
-        // every step's index in order. The ids are told apart as the Python did, by a `set`
-        // of the `str`s themselves (their hash cached, no text copied): a failing trace of
-        // thousands of calls lists every call past `max`.
-        let seen = PySet::empty(py)?;
-        let mut spans = Vec::new();
-        let mut steps = Vec::with_capacity(extra.len());
-        for step in extra.iter() {
-            steps.push(step.getattr(intern!(py, "index"))?);
-            let source = step.getattr(intern!(py, "source"))?;
-            if !source.is_none() {
-                let span = source.getattr(intern!(py, "span_id"))?;
-                if !seen.contains(&span)? {
-                    seen.add(&span)?;
-                    spans.push(span);
-                }
-            }
-        }
-        let pointed = [
-            PyTuple::new(py, spans)?.into_any(),
-            PyTuple::new(py, steps)?.into_any(),
-        ];
+        let extra: Vec<_> = extra.iter().collect();
         make_at(
             py,
             &self.finding,
             intern!(py, "fail"),
             PyString::new(py, &text),
             details,
-            pointed,
+            pointed(py, &extra)?,
+            0,
         )
     }
 
@@ -617,10 +784,11 @@ fn make<'py>(
         message,
         details,
         [empty.clone(), empty],
+        0,
     )
 }
 
-/// `make` pointing at `[span_ids, step_indexes]` (tuples).
+/// `make` pointing at `[span_ids, step_indexes]` (tuples), `used` of the budget.
 fn make_at<'py>(
     py: Python<'py>,
     finding: &Py<SlotClass>,
@@ -628,6 +796,7 @@ fn make_at<'py>(
     message: Bound<'py, PyString>,
     details: Bound<'py, PyDict>,
     [spans, steps]: [Bound<'py, PyAny>; 2],
+    used: usize,
 ) -> PyResult<Bound<'py, PyAny>> {
     finding.get().make(
         py,
@@ -637,11 +806,205 @@ fn make_at<'py>(
             details.into_any(),
             spans,
             steps,
-            0i64.into_pyobject(py)?.into_any(),
+            used.into_pyobject(py)?.into_any(),
             intern!(py, "budget").clone().into_any(),
-            pyo3::types::PyBool::new(py, false).to_owned().into_any(),
+            PyBool::new(py, false).to_owned().into_any(),
         ],
     )
+}
+
+/// Where a finding points (`trace_common.span_ids` and `indexes`): the steps' source span
+/// ids, first seen, no repeats, and every step's index in order. The ids are told apart as
+/// the Python did, by a `set` of the `str`s themselves (their hash cached, no text copied):
+/// a failing trace of thousands of calls lists every call past `max_tool_calls`' `max`.
+fn pointed<'py>(py: Python<'py>, steps: &[Bound<'py, PyAny>]) -> PyResult<[Bound<'py, PyAny>; 2]> {
+    let seen = PySet::empty(py)?;
+    let mut spans = Vec::new();
+    let mut indexes = Vec::with_capacity(steps.len());
+    for step in steps {
+        indexes.push(step.getattr(intern!(py, "index"))?);
+        let source = step.getattr(intern!(py, "source"))?;
+        if !source.is_none() {
+            let span = source.getattr(intern!(py, "span_id"))?;
+            if !seen.contains(&span)? {
+                seen.add(&span)?;
+                spans.push(span);
+            }
+        }
+    }
+    Ok([
+        PyTuple::new(py, spans)?.into_any(),
+        PyTuple::new(py, indexes)?.into_any(),
+    ])
+}
+
+/// `tool_retries`' answer on `retries` (`(retry, failed call it repeats, why)`, at least
+/// one): counted per tool (`tool or "?"`, first seen first), a fail over `max` in all or
+/// over `per_tool` for a tool, else within, naming where the first retried call failed.
+fn retried<'py>(
+    py: Python<'py>,
+    list_steps: &Py<PyAny>,
+    finding: &Py<SlotClass>,
+    retries: &Bound<'py, PyTuple>,
+    max: &Budget,
+    per_tool: &Option<Budget>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let counts = PyDict::new(py);
+    let after = PyList::empty(py);
+    let mut steps = Vec::with_capacity(retries.len());
+    for retry in retries.iter() {
+        let (call, prev, why): (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>) =
+            retry.extract()?;
+        let tool = call.getattr(intern!(py, "tool"))?;
+        let tool = if tool.is_truthy()? {
+            tool
+        } else {
+            intern!(py, "?").clone().into_any()
+        };
+        let n = match counts.get_item(&tool)? {
+            Some(n) => n.extract::<usize>()?,
+            None => 0,
+        };
+        counts.set_item(&tool, n + 1)?;
+        let entry = PyDict::new(py);
+        entry.set_item(
+            intern!(py, "retry_step"),
+            call.getattr(intern!(py, "index"))?,
+        )?;
+        entry.set_item(
+            intern!(py, "failed_step"),
+            prev.getattr(intern!(py, "index"))?,
+        )?;
+        entry.set_item(intern!(py, "failure"), why)?;
+        after.append(entry)?;
+        steps.push(call);
+    }
+    // Per tool, sorted as Python sorts the names (`str`s compared as they are).
+    let names = counts.keys();
+    names.sort()?;
+    let mut tally = Vec::with_capacity(names.len());
+    for name in names.iter() {
+        let n: usize = counts.get_item(&name)?.map_or(Ok(0), |n| n.extract())?;
+        tally.push((name, n));
+    }
+    let total = steps.len();
+    let mut text = Text::new(py);
+    let status = if total > max.max {
+        text.push(format_args!("{total} retries ("));
+        text.tally(tally.iter());
+        text.push(format_args!("), budget {}", max.shown));
+        intern!(py, "fail")
+    } else if let Some(limit) = per_tool
+        .as_ref()
+        .filter(|limit| tally.iter().any(|(_, n)| *n > limit.max))
+    {
+        text.push(format_args!(
+            "retries over the per-tool budget {}: ",
+            limit.shown
+        ));
+        text.tally(tally.iter().filter(|(_, n)| *n > limit.max));
+        intern!(py, "fail")
+    } else {
+        let plural = if total == 1 { "y" } else { "ies" };
+        text.push(format_args!("{total} retr{plural} ("));
+        text.tally(tally.iter());
+        text.push(format_args!(") within budget {}; first after ", max.shown));
+        let (_, prev, why): (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>) =
+            retries.get_item(0)?.extract()?;
+        text.str(where_is(list_steps, &prev)?);
+        text.push(format_args!(" failed: "));
+        text.str(why);
+        intern!(py, "pass")
+    };
+    let details = PyDict::new(py);
+    details.set_item(intern!(py, "retries"), total)?;
+    details.set_item(intern!(py, "per_tool"), counts)?;
+    details.set_item(intern!(py, "retried_after"), after)?;
+    make_at(
+        py,
+        finding,
+        status,
+        text.finish()?,
+        details,
+        pointed(py, &steps)?,
+        total,
+    )
+}
+
+/// A message of Rust text and Python `str`s taken as they are (tool names, where a step is,
+/// why a call failed: any `str`, lone surrogates too, which Rust's text cannot hold), joined
+/// once, as Python's f-string made it.
+struct Text<'py> {
+    py: Python<'py>,
+    parts: Vec<Bound<'py, PyAny>>,
+    buf: String,
+}
+
+impl<'py> Text<'py> {
+    fn new(py: Python<'py>) -> Self {
+        Self {
+            py,
+            parts: Vec::new(),
+            buf: String::new(),
+        }
+    }
+
+    fn push(&mut self, args: fmt::Arguments<'_>) {
+        let _ = self.buf.write_fmt(args); // writing to a `String` does not fail
+    }
+
+    fn flush(&mut self) {
+        if !self.buf.is_empty() {
+            self.parts
+                .push(PyString::new(self.py, &self.buf).into_any());
+            self.buf.clear();
+        }
+    }
+
+    /// A `str` as it is.
+    fn str(&mut self, text: Bound<'py, PyAny>) {
+        self.flush();
+        self.parts.push(text);
+    }
+
+    /// `", ".join(f"{tool} x{n}" ...)` of per-tool counts.
+    fn tally<'a>(&mut self, counts: impl Iterator<Item = &'a (Bound<'py, PyAny>, usize)>)
+    where
+        'py: 'a,
+    {
+        for (i, (name, n)) in counts.enumerate() {
+            if i > 0 {
+                self.push(format_args!(", "));
+            }
+            self.str(name.clone());
+            self.push(format_args!(" x{n}"));
+        }
+    }
+
+    fn finish(mut self) -> PyResult<Bound<'py, PyString>> {
+        self.flush();
+        let py = self.py;
+        Ok(intern!(py, "")
+            .call_method1(intern!(py, "join"), (PyList::new(py, self.parts)?,))?
+            .cast_into::<PyString>()?)
+    }
+}
+
+/// `evidence.where(step)` (`step 3 (search_docs, span ab12...)`), as `list_steps` of the
+/// one step words it.
+fn where_is<'py>(list_steps: &Py<PyAny>, step: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = step.py();
+    list_steps.bind(py).call1((PyTuple::new(py, [step])?,))
+}
+
+/// `trace_common.is_denied`: `step.attributes.get("denied") is True` (an approval step
+/// refused the call: it never ran, so it failed nothing).
+fn denied(step: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = step.py();
+    let denied = step
+        .getattr(intern!(py, "attributes"))?
+        .call_method1(intern!(py, "get"), (intern!(py, "denied"),))?;
+    Ok(denied.is(&*PyBool::new(py, true)))
 }
 
 /// The leaf model calls (`Evidence.memoized("leaf_generations", ...)`, as `tokens` asks

@@ -361,51 +361,19 @@ class ToolRetries(OracleCheck):
 
     def __init__(self, params: ToolRetriesParams) -> None:
         super().__init__(params)
-        self.native_plan = PLANS.tool_retries(self.given.error_pattern)
+        p = self.given
+        self.native_plan = PLANS.tool_retries(
+            p.error_pattern, tuple(p.tools), p.max, p.max_per_tool, find_retries
+        )
 
     def check(self, ctx: GradeContext) -> Finding:
-        # The usual answer, no call failed so none was retried: the core's (``native_plan``).
+        # Every answer is the core's (``native_plan``): none when no call failed (most runs),
+        # else the retries ``find_retries`` finds, counted per tool and worded within or
+        # over ``max`` and ``max_per_tool``.
         found = self.native_plan.finding(ctx)
-        if found is not None:
-            return found
-        p = self.given
-        retries = find_retries(ctx.evidence, tuple(p.tools), p.error_pattern)
-        if not retries:  # calls failed, none was retried: within any budget
-            return self.native_plan.within(ctx, 0)
-        per_tool: dict[str, int] = defaultdict(int)
-        for s, _, _ in retries:
-            per_tool[s.tool or "?"] += 1
-        total = len(retries)
-        steps = [s for s, _, _ in retries]
-        kw: dict[str, Any] = {
-            "used": total,
-            "span_ids": span_ids(steps),
-            "step_indexes": indexes(steps),
-            "details": {
-                "retries": total,
-                "per_tool": dict(per_tool),
-                "retried_after": [
-                    {"retry_step": s.index, "failed_step": f.index, "failure": why}
-                    for s, f, why in retries
-                ],
-            },
-        }
-        breakdown = ", ".join(f"{t} x{n}" for t, n in sorted(per_tool.items()))
-        if total > p.max:
-            return Finding.fail(f"{total} retries ({breakdown}), budget {p.max}", **kw)
-        if p.max_per_tool is not None:
-            over = {t: n for t, n in per_tool.items() if n > p.max_per_tool}
-            if over:
-                worst = ", ".join(f"{t} x{n}" for t, n in sorted(over.items()))
-                return Finding.fail(
-                    f"retries over the per-tool budget {p.max_per_tool}: {worst}", **kw
-                )
-        first = retries[0]
-        return Finding.ok(
-            f"{total} retr{'y' if total == 1 else 'ies'} ({breakdown}) within budget {p.max}; "
-            f"first after {where(first[1])} failed: {first[2]}",
-            **kw,
-        )
+        if found is None:
+            raise AssertionError("tool_retries' plan answers every trajectory")
+        return found
 
 
 class LoopDetectedParams(CoverageParams):
@@ -500,10 +468,13 @@ class ToolErrors(OracleCheck):
 
     def __init__(self, params: ToolErrorsParams) -> None:
         super().__init__(params)
-        self.native_plan = PLANS.tool_errors(self.given.error_pattern)
+        p = self.given
+        self.native_plan = PLANS.tool_errors(p.error_pattern, tuple(p.tools), p.max)
 
     def check(self, ctx: GradeContext) -> Finding:
-        # The usual answer, no call failed (most runs): the core's (``native_plan``).
+        # The core's (``native_plan``) when no call is nameless: no call failed (most runs),
+        # or the failed calls within ``max`` or over it. A nameless call may be a named
+        # call's twin, whose failure is that call's (``_failure_of_pair``): worded here.
         found = self.native_plan.finding(ctx)
         if found is not None:
             return found
