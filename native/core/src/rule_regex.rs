@@ -59,6 +59,9 @@ enum Node {
     /// Something whose exact meaning the analysis does not model (`\w`, `\b`, a lookbehind,
     /// an atomic group...): it may consume characters or none.
     Opaque,
+    /// `\s`: opaque to the analysis like [`Node::Opaque`] (it takes non-ASCII whitespace too),
+    /// but told apart so that a [`MatchPlan`] can read the `^\s*` that starts a pattern.
+    Space,
     Concat(Vec<Node>),
     Alt(Vec<Node>),
     /// `x*`, `x+`, `x?` (`max` 1 for `?`, `None` unbounded); `plain` without a lazy or
@@ -238,7 +241,11 @@ impl Parser {
             '^' => Node::Start,
             '$' => Node::End,
             '\\' => match self.peek() {
-                Some('w' | 's' | 'd' | 'W' | 'S' | 'D' | 'b' | 'B') => {
+                Some('s') => {
+                    self.pos += 1;
+                    Node::Space
+                }
+                Some('w' | 'd' | 'W' | 'S' | 'D' | 'b' | 'B') => {
                     self.pos += 1;
                     Node::Opaque
                 }
@@ -360,7 +367,7 @@ fn expand(node: &Node) -> Option<Vec<Vec<Item>>> {
         Node::Any => vec![vec![Item::Any]],
         Node::Start => vec![vec![Item::Start]],
         Node::End => vec![vec![Item::End]],
-        Node::Opaque => return None,
+        Node::Opaque | Node::Space => return None,
         Node::Alt(branches) => {
             let mut alts = Vec::new();
             for branch in branches {
@@ -606,13 +613,17 @@ pub enum RegexPlan {
 impl RegexPlan {
     /// The plan of `pattern` (Python `regex` syntax, no flags).
     pub fn of(pattern: &str) -> Self {
-        let Ok(node) = parse(pattern) else {
-            return Self::host();
-        };
-        if let Some(alts) = expand(&node) {
+        match parse(pattern) {
+            Ok(node) => Self::of_node(&node),
+            Err(Refused) => Self::host(),
+        }
+    }
+
+    fn of_node(node: &Node) -> Self {
+        if let Some(alts) = expand(node) {
             return Self::Exact(alts.into_iter().map(Alternative::of).collect());
         }
-        let mut clauses = needs(&node);
+        let mut clauses = needs(node);
         clauses.truncate(MAX_CLAUSES);
         Self::Filter(clauses)
     }
@@ -651,6 +662,220 @@ impl RegexPlan {
                 }
             }
         }
+    }
+}
+
+/// Whether `regex`'s `\s` (version 0) takes an ASCII character: `\t`, `\n`, `\v`, `\f`, `\r`
+/// and space (not `\x1c`-`\x1f`, which Python's `str.isspace` counts).
+fn is_ascii_space(c: char) -> bool {
+    matches!(c, '\t'..='\r' | ' ')
+}
+
+/// The literals one of which every match of `node` starts with, from where `node` starts,
+/// and whether `node` is exactly those literals (so a part after it may lengthen them).
+/// `None` in the list's place: nothing is known (a part the analysis does not read comes
+/// first, or there would be more than [`MAX_NEEDLES`]).
+fn leads(node: &Node) -> (Option<Vec<String>>, bool) {
+    match node {
+        Node::Char(c) => (Some(vec![c.to_string()]), true),
+        // Zero-width at the start of a match: it adds no character (a `^` past the start
+        // fails every match, so reading it as nothing only keeps texts that cannot match).
+        Node::Start => (Some(vec![String::new()]), true),
+        Node::Concat(items) => {
+            let mut known = vec![String::new()];
+            for item in items {
+                let (tails, whole) = leads(item);
+                let Some(tails) = tails else {
+                    return (Some(known), false);
+                };
+                if known.len() * tails.len() > MAX_NEEDLES {
+                    return (Some(known), false);
+                }
+                known = known
+                    .iter()
+                    .flat_map(|head| tails.iter().map(move |tail| format!("{head}{tail}")))
+                    .collect();
+                if !whole {
+                    return (Some(known), false);
+                }
+            }
+            (Some(known), true)
+        }
+        Node::Alt(branches) => {
+            let mut known = Vec::new();
+            let mut all_whole = true;
+            for branch in branches {
+                let (tails, whole) = leads(branch);
+                let Some(tails) = tails else {
+                    return (None, false);
+                };
+                known.extend(tails);
+                all_whole &= whole;
+            }
+            if known.len() > MAX_NEEDLES {
+                return (None, false);
+            }
+            (Some(known), all_whole)
+        }
+        Node::Repeat {
+            node,
+            min: 0,
+            max: Some(1),
+            ..
+        } => {
+            // `x?`: nothing, or `x` (lazy or possessive too: either may be how a match goes).
+            let (tails, whole) = leads(node);
+            match tails {
+                Some(mut tails) if tails.len() < MAX_NEEDLES => {
+                    tails.insert(0, String::new());
+                    (Some(tails), whole)
+                }
+                _ => (Some(vec![String::new()]), false),
+            }
+        }
+        Node::Repeat { node, min, .. } if *min >= 1 => (leads(node).0, false),
+        _ => (None, false),
+    }
+}
+
+/// What the core can say about `regex.match(pattern, text)` (a match at the start of the
+/// text; Python's `regex`, version 0, no flags but a leading `(?i)`): the tool-result patterns
+/// of the conventions (`error_pattern`, `empty_pattern`, `denied_pattern`), asked of every
+/// text result a tool step returns, which are mostly literals after `^\s*`.
+///
+/// Without `(?i)` the pattern's [`RegexPlan`] as a match (`^(?:pattern)`) answers, exactly or
+/// by its literals. Either way, when every match starts with one of a few literals (after the
+/// whitespace a leading `^\s*` takes), a text that starts with none of them is "no match". With
+/// `(?i)` those literals are ASCII and compared in either ASCII case, on ASCII texts only (a
+/// non-ASCII character may fold to an ASCII letter: `ſ` to `s`, the Kelvin sign to `k`);
+/// everything else is the engine's.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatchPlan {
+    /// A leading `(?i)`: literals match either ASCII case, only ASCII texts are answered.
+    fold: bool,
+    /// The plan of `^(?:pattern)`, `(?i)` left out; unused when `fold`.
+    plan: RegexPlan,
+    /// A `^\s*` (or `\s+`) starts the pattern: the literals follow the whitespace it takes.
+    skip_space: bool,
+    /// One of these starts every match (after the whitespace, their own leading whitespace
+    /// left out); empty: nothing known.
+    leads: Vec<Box<str>>,
+}
+
+impl MatchPlan {
+    /// The plan of `pattern` (Python `regex` syntax, no flags but a leading `(?i)`).
+    pub fn of(pattern: &str) -> Self {
+        let (fold, body) = match pattern.strip_prefix("(?i)") {
+            Some(body) => (true, body),
+            None => (false, pattern),
+        };
+        let Ok(node) = parse(body) else {
+            return Self::host();
+        };
+        let plan = if fold {
+            RegexPlan::host()
+        } else {
+            RegexPlan::of_node(&Node::Concat(vec![Node::Start, node.clone()]))
+        };
+        let mut items = match node {
+            Node::Concat(items) => items,
+            other => vec![other],
+        };
+        let starts = items
+            .iter()
+            .take_while(|item| **item == Node::Start)
+            .count();
+        items.drain(..starts);
+        let skip_space = matches!(
+            items.first(),
+            Some(Node::Repeat { node, min: 0 | 1, max: None, .. }) if **node == Node::Space
+        );
+        if skip_space {
+            items.remove(0);
+        }
+        let leads = match leads(&Node::Concat(items)).0 {
+            Some(found) => Self::usable(found, fold, skip_space),
+            None => Vec::new(),
+        };
+        Self {
+            fold,
+            plan,
+            skip_space,
+            leads,
+        }
+    }
+
+    /// The plan that asks the host for every text.
+    pub fn host() -> Self {
+        Self {
+            fold: false,
+            plan: RegexPlan::host(),
+            skip_space: false,
+            leads: Vec::new(),
+        }
+    }
+
+    /// The literals as [`MatchPlan::answer`] compares them, or none when one of them tells
+    /// nothing: an empty one; after `\s*`, one whose leading whitespace is all it has or is
+    /// followed by a character that may be whitespace too (non-ASCII: the engine decides);
+    /// with `(?i)`, one that is not ASCII.
+    fn usable(found: Vec<String>, fold: bool, skip_space: bool) -> Vec<Box<str>> {
+        let mut usable = Vec::with_capacity(found.len());
+        for lead in found {
+            let lead = if skip_space {
+                lead.trim_start_matches(is_ascii_space)
+            } else {
+                &lead
+            };
+            let first = lead.chars().next();
+            if first.is_none()
+                || (skip_space && first.is_some_and(|c| !c.is_ascii()))
+                || (fold && !lead.is_ascii())
+            {
+                return Vec::new();
+            }
+            usable.push(lead.into());
+        }
+        usable
+    }
+
+    /// Whether the core answers no text of this pattern itself.
+    pub fn is_host(&self) -> bool {
+        self.leads.is_empty() && (self.fold || self.plan == RegexPlan::host())
+    }
+
+    /// Whether the pattern matches at the start of `text`, when the core can tell; `None`:
+    /// ask the host.
+    pub fn answer(&self, text: &str) -> Option<bool> {
+        if self.fold && !text.is_ascii() {
+            return None;
+        }
+        if !self.leads.is_empty() {
+            let rest = if self.skip_space {
+                text.trim_start_matches(is_ascii_space)
+            } else {
+                text
+            };
+            // After ASCII whitespace, a non-ASCII character may be whitespace `\s` takes.
+            let unsure = self.skip_space && rest.chars().next().is_some_and(|c| !c.is_ascii());
+            if !unsure && !self.leads.iter().any(|lead| self.starts(rest, lead)) {
+                return Some(false);
+            }
+        }
+        if self.fold {
+            return None;
+        }
+        self.plan.answer(text)
+    }
+
+    fn starts(&self, text: &str, lead: &str) -> bool {
+        if self.fold {
+            return text
+                .as_bytes()
+                .get(..lead.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(lead.as_bytes()));
+        }
+        text.starts_with(lead)
     }
 }
 
@@ -890,5 +1115,104 @@ mod tests {
         let plan = exact("aaaaaaaaaaaaaaaa.b");
         let text = "a".repeat(200_000);
         assert_eq!(plan.answer(&text), Some(false));
+    }
+
+    fn matches(pattern: &str, yes: &[&str], no: &[&str], asked: &[&str]) {
+        let plan = MatchPlan::of(pattern);
+        for text in yes {
+            assert_eq!(plan.answer(text), Some(true), "{pattern} on {text:?}");
+        }
+        for text in no {
+            assert_eq!(plan.answer(text), Some(false), "{pattern} on {text:?}");
+        }
+        for text in asked {
+            assert_eq!(plan.answer(text), None, "{pattern} on {text:?}");
+        }
+    }
+
+    #[test]
+    fn a_match_is_anchored_at_the_start() {
+        // Exact: the pattern as `^(?:pattern)`.
+        matches(
+            "Tool not found$|Error",
+            &["Tool not found", "Tool not found\n", "Errors"],
+            &["x Tool not found", "An Error"],
+            &[],
+        );
+        matches(
+            "^Tool execution failed:",
+            &["Tool execution failed: x"],
+            &[" Tool execution failed:"],
+            &[],
+        );
+        // A filter: texts that start with none of the leading literals are no match.
+        matches(
+            r"^Error executing tool\b|^Tool not found$",
+            &[],
+            &["Tool execution", "x Error executing tool"],
+            &["Error executing tool x"],
+        );
+        matches(
+            r"^Tool \S+ not found\.",
+            &[],
+            &["A Tool x not found."],
+            &["Tool x not found."],
+        );
+    }
+
+    #[test]
+    fn leading_whitespace_and_ascii_case() {
+        let denied = r"^\s*(?:Tool execution was not approved\.|(?:Error: )?Tool call invocation was rejected by user\.|tool cancelled by user\b)";
+        matches(
+            denied,
+            &[],
+            &[
+                "Tool executed",
+                "  \t Tool call rejected",
+                "\x1cTool execution was not approved.",
+                // After a whitespace the engine would decide, the literals every match needs.
+                "\u{a0}anything",
+            ],
+            // `\s` takes U+00A0: the engine decides after it.
+            &[
+                " \nTool execution was not approved.",
+                "Error: Tool call invocation was rejected by user.",
+                "tool cancelled by user",
+                "\u{a0}Tool execution was not approved.",
+            ],
+        );
+        let empty =
+            r"(?i)^\s*(?:no (?:results?|documents?)(?: found)?|nothing (?:was )?found|0 results)\b";
+        matches(
+            empty,
+            &[],
+            &[
+                "Found 3 results",
+                "  There were no results",
+                "",
+                "   ",
+                "NOTHING",
+            ],
+            &[
+                "No Results found",
+                "\n nothing WAS found.",
+                "0 results",
+                "é",
+                "ſ",
+            ],
+        );
+        // Leads that tell nothing: the engine answers (or the plan without `(?i)`).
+        assert!(MatchPlan::of(r"(?i)^\s*\w+").is_host());
+        assert!(MatchPlan::of(r"(?i)^\s*(?:é|x)").is_host());
+        assert!(MatchPlan::of(r"(?s)^.*x").is_host());
+        assert!(MatchPlan::of(r"(?i)^\s*(?: x| )").is_host());
+        // A class escape inside a set is refused; outside, opaque: the literals still filter.
+        assert!(MatchPlan::of(r"^\s*[\w.]*(?:Error|Exception)\b\s*:").is_host());
+        matches(
+            r"^\s*\w*(?:Error|Exception)\b\s*:",
+            &[],
+            &["KeyError"],
+            &["KeyError: x"],
+        );
     }
 }

@@ -18,12 +18,17 @@
 //! Plain `dict`, `list` and `str` objects are read through their C API; any other object (a
 //! subclass, a value a plug-in parser made) through the very Python operations the old
 //! Python code ran (`get`, `keys() == {...}`, `==`, `len`, `[...]`), so a subclass's methods
-//! answer as before. The regexes stay Python's (`safe_regex.match`, with its time budget,
-//! called for texts only), as does `parse_string` (an error value that is no text).
+//! answer as before. The regexes keep Python's meaning: each pattern is analysed once into a
+//! `rule_regex::MatchPlan`, which answers a text where the analysis proves the engine's answer
+//! (an exact pattern; a text that starts with none of the literals every match starts with,
+//! or lacks one every match holds), and every other text is asked of `safe_regex.match` (its
+//! engine, its time budget); `parse_string` (an error value that is no text) stays Python's.
 
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PySet, PySlice, PyString, PyTuple};
+
+use otel_oracles_core::rule_regex::MatchPlan;
 
 use crate::parsers::{parse_json, parse_python_literal};
 use crate::pydict;
@@ -35,13 +40,39 @@ pub const PATTERN_WINDOW: isize = 512;
 /// What a result says: `"denied"`, `"error"` or `"empty"`, and the refusal or error text.
 type Said<'py> = (&'static str, Option<Bound<'py, PyAny>>);
 
+/// Declared patterns of one kind, each with what the core can answer of it.
+struct Patterns(Vec<(Py<PyAny>, MatchPlan)>);
+
+impl Patterns {
+    /// A pattern given as an exact `str` is analysed; any other object (a compiled pattern)
+    /// is the engine's for every text.
+    fn of(patterns: Vec<Bound<'_, PyAny>>) -> Self {
+        Self(
+            patterns
+                .into_iter()
+                .map(|pattern| {
+                    let plan = match pattern.cast_exact::<PyString>().map(|text| text.to_str()) {
+                        Ok(Ok(text)) => MatchPlan::of(text),
+                        _ => MatchPlan::host(),
+                    };
+                    (pattern.unbind(), plan)
+                })
+                .collect(),
+        )
+    }
+
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The tool-result rules of every convention file, merged (`ToolResultRules`).
 #[pyclass(module = "otel_oracles._native", name = "ResultRules", frozen)]
 pub struct ResultRules {
     error_keys: Vec<Py<PyString>>,
-    error_patterns: Vec<Py<PyAny>>,
-    empty_patterns: Vec<Py<PyAny>>,
-    denied_patterns: Vec<Py<PyAny>>,
+    error_patterns: Patterns,
+    empty_patterns: Patterns,
+    denied_patterns: Patterns,
     /// `safe_regex.match(pattern, text)`.
     matcher: Py<PyAny>,
     /// `parsers.scalars.parse_string(value)`.
@@ -64,9 +95,9 @@ impl ResultRules {
     ) -> Self {
         Self {
             error_keys: error_keys.into_iter().map(Bound::unbind).collect(),
-            error_patterns: error_patterns.into_iter().map(Bound::unbind).collect(),
-            empty_patterns: empty_patterns.into_iter().map(Bound::unbind).collect(),
-            denied_patterns: denied_patterns.into_iter().map(Bound::unbind).collect(),
+            error_patterns: Patterns::of(error_patterns),
+            empty_patterns: Patterns::of(empty_patterns),
+            denied_patterns: Patterns::of(denied_patterns),
             matcher: matcher.unbind(),
             parse_string: parse_string.unbind(),
         }
@@ -191,7 +222,7 @@ impl ResultRules {
         }
         if value.is_instance_of::<PyString>() {
             let head = window(value)?;
-            if !head.call_method0(intern!(py, "strip"))?.is_truthy()? {
+            if is_blank(&head)? {
                 return Ok(true);
             }
             return self.any_match(&self.empty_patterns, &head);
@@ -200,23 +231,55 @@ impl ResultRules {
     }
 
     /// Whether one of `patterns` matches the start of the text `text`.
-    fn matches(&self, patterns: &[Py<PyAny>], text: &Bound<'_, PyAny>) -> PyResult<bool> {
+    fn matches(&self, patterns: &Patterns, text: &Bound<'_, PyAny>) -> PyResult<bool> {
         if patterns.is_empty() {
             return Ok(false);
         }
         self.any_match(patterns, &window(text)?)
     }
 
-    fn any_match(&self, patterns: &[Py<PyAny>], head: &Bound<'_, PyAny>) -> PyResult<bool> {
+    /// Whether one of `patterns` matches at the start of `head`, in order: each answered by
+    /// its plan where it can (an exact `str` with a UTF-8 text), else by `safe_regex.match`.
+    fn any_match(&self, patterns: &Patterns, head: &Bound<'_, PyAny>) -> PyResult<bool> {
         let py = head.py();
+        let text = match head.cast_exact::<PyString>() {
+            Ok(exact) => exact.to_str().ok(),
+            Err(_) => None,
+        };
         let matcher = self.matcher.bind(py);
-        for pattern in patterns {
-            if matcher.call1((pattern.bind(py), head))?.is_truthy()? {
+        for (pattern, plan) in &patterns.0 {
+            let found = match text.and_then(|text| plan.answer(text)) {
+                Some(found) => found,
+                None => matcher.call1((pattern.bind(py), head))?.is_truthy()?,
+            };
+            if found {
                 return Ok(true);
             }
         }
         Ok(false)
     }
+}
+
+/// `not head.strip()`: whether a text is all whitespace (`str.isspace`), read natively while
+/// its characters are ASCII; a non-ASCII one that is not known to end the question (any
+/// non-whitespace ASCII character does) is Python's.
+fn is_blank(head: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if let Ok(exact) = head.cast_exact::<PyString>() {
+        if let Ok(text) = exact.to_str() {
+            // Python's ASCII whitespace: `\t`-`\r`, `\x1c`-`\x1f` and space.
+            match text
+                .bytes()
+                .find(|b| !matches!(b, b' ' | b'\t'..=b'\r' | 0x1c..=0x1f))
+            {
+                None => return Ok(true),
+                Some(b) if b.is_ascii() => return Ok(false),
+                Some(_) => {}
+            }
+        }
+    }
+    Ok(!head
+        .call_method0(intern!(head.py(), "strip"))?
+        .is_truthy()?)
 }
 
 /// `text[:PATTERN_WINDOW]`.
