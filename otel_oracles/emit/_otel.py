@@ -44,14 +44,12 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from opentelemetry._logs import SeverityNumber
-from opentelemetry.sdk._logs.export import LogRecordExporter
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import MetricExporter, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.trace.export import SpanExporter
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from otel_oracles._native import ProtoRequest, VerdictRecords
@@ -62,13 +60,16 @@ from otel_oracles.emit._metric_export import OwnMetricExporter, SuppliedMetricEx
 from otel_oracles.emit._metrics import GraderMetrics, agent_label, generation_labels
 from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
 from otel_oracles.emit._resource import grader_resource, grader_version
-from otel_oracles.emit._sdk_adapter import SdkExporterSink
 from otel_oracles.emit._sinks import RECORD_SIGNALS, SIGNAL_NOUN, OtlpSink, RecordSignal, Sink
 from otel_oracles.emit.config import (
     GRADE_DURATION_BUCKETS_S,
     EmitSettings,
 )
 from otel_oracles.model.result import Outcome
+
+if TYPE_CHECKING:
+    from opentelemetry.sdk._logs.export import LogRecordExporter
+    from opentelemetry.sdk.trace.export import SpanExporter
 
 logger = logging.getLogger(__name__)
 
@@ -161,7 +162,14 @@ class OtelEmitter(Emitter):
         self._lock = threading.Lock()
         self._shutdown = False
         supplied: list[SpanExporter | LogRecordExporter] = [*span_exporters, *log_exporters]
-        self._sinks: tuple[Sink, ...] = (*sinks, *(SdkExporterSink(e) for e in supplied))
+        self._sinks: tuple[Sink, ...] = tuple(sinks)
+        if supplied:
+            # The SDK's trace and logs modules, only for a caller's own exporters: the
+            # package's sinks encode the records themselves, and those imports were ~6% of
+            # an OTLP export's fixed cost.
+            from otel_oracles.emit._sdk_adapter import SdkExporterSink
+
+            self._sinks += tuple(SdkExporterSink(e) for e in supplied)
         self._down_until: dict[tuple[int, RecordSignal], float] = {}
         """(id(sink), signal) -> monotonic time before which it gets no batches (it failed)."""
         self._pending: dict[RecordSignal, list[Any] | ProtoRequest]
