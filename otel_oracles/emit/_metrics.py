@@ -31,7 +31,7 @@ from opentelemetry.metrics import Meter, NoOpMeter
 
 from otel_oracles._native import GradeTally
 from otel_oracles.emit import _names as n
-from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.model.step import GENERATION, Step, Trajectory
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -112,9 +112,11 @@ def generation_labels(trajectory: Trajectory | None) -> tuple[str | None, str | 
     provider = model = None
     # The steps in order, not ``generations()``: the first generation usually names both,
     # and a list of every generation was built per grade span and per tally of a trace.
-    generation = StepKind.GENERATION
+    # The kind is the module's ``GENERATION``, read once: through ``StepKind`` each read
+    # cost several hundred nanoseconds (model/step.py), and this runs for every verdict
+    # exported (its grade span, its tally) and every trajectory a batch keeps.
     for step in trajectory.steps:
-        if step.kind != generation:
+        if step.kind != GENERATION:
             continue
         provider = provider or step.provider
         model = model or step.model
@@ -141,7 +143,7 @@ def labels_only(trajectory: Trajectory) -> Trajectory:
     steps = (
         [
             Step.from_normalized(
-                {"index": 0, "kind": StepKind.GENERATION, "provider": provider, "model": model}
+                {"index": 0, "kind": GENERATION, "provider": provider, "model": model}
             )
         ]
         if provider or model
