@@ -15,10 +15,10 @@ use otel_oracles_core::encode::records::{
     Attribute, Event, Head, LogRecord, Piece, Scope, Span, Value, MAX_VALUE_DEPTH,
 };
 use otel_oracles_core::encode::{json, proto, Framed};
-use pyo3::exceptions::PyValueError;
-use pyo3::intern;
+use pyo3::exceptions::{PyOverflowError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyMapping, PySequence, PyString};
+use pyo3::{ffi, intern};
 
 use crate::scrub::str_text;
 
@@ -521,10 +521,34 @@ fn request<'py>(
         };
         writer.framed(&head)
     };
-    PyBytes::new_with(py, out.len(), |buf| {
-        out.write_to(buf);
-        Ok(())
-    })
+    framed_bytes(py, &out)
+}
+
+/// `framed`'s request as one `bytes`, copied once into the object's storage. Not through
+/// `PyBytes::new_with`, which zeroes the storage before the copy overwrites it: that
+/// `memset` was as dear as the copy itself (an OTLP export of 25,000 log records zeroed
+/// ~15 MB, ~23 M instructions).
+fn framed_bytes<'py>(py: Python<'py>, framed: &Framed) -> PyResult<Bound<'py, PyBytes>> {
+    let len = framed.len();
+    let size = ffi::Py_ssize_t::try_from(len)
+        .map_err(|_| PyOverflowError::new_err("a request over isize::MAX bytes"))?;
+    // SAFETY: a null source makes CPython allocate the object's `len` bytes (and the
+    // terminating NUL) without initialising them; nothing else holds the object until it
+    // is returned, and the three copies fill exactly those `len` bytes (`Framed::len` is
+    // the sum of the three parts' lengths).
+    unsafe {
+        let bytes = Bound::from_owned_ptr_or_err(
+            py,
+            ffi::PyBytes_FromStringAndSize(std::ptr::null(), size),
+        )?
+        .cast_into_unchecked::<PyBytes>();
+        let mut at = ffi::PyBytes_AsString(bytes.as_ptr()).cast::<u8>();
+        for part in [&framed.head, &framed.items, &framed.tail] {
+            std::ptr::copy_nonoverlapping(part.as_ptr(), at, part.len());
+            at = at.add(part.len());
+        }
+        Ok(bytes)
+    }
 }
 
 /// One pending OTLP protobuf request of grade spans or of log records, written straight by
