@@ -155,6 +155,37 @@ def test_a_string_in_the_place_of_one_written_before_is_written_as_itself() -> N
         del verdict, text
 
 
+def test_lines_written_before_are_written_again_as_what_they_hold() -> None:
+    """The core keeps the lines it wrote (a result field's, an object member's) by the
+    objects they hold, from verdict to verdict: the same objects met again under another
+    field or key, at another depth, or beside other values, must each be written as
+    themselves; values it does not keep (large integers, floats, lists, subclasses in the
+    details) as well."""
+    shared: dict[str, Any] = {"max": 3, "tool": "t", "on": True, "off": None, "low": -5}
+    for i in range(60):
+        outcome = (Outcome.PASS, Outcome.TOLERATED, Outcome.INVARIANT_FAILURE)[i % 3]
+        results = [
+            result(
+                name="t" if i % 2 else "max",
+                oracle_type="t",
+                outcome=outcome,
+                passed=outcome != Outcome.INVARIANT_FAILURE,
+                message="t",
+                params={**shared, "nested": {"max": 3, "t": "max"}, "big": 257 + i},
+                details={"t": 3, "max": [3, "t"], "kind": outcome, "ratio": 0.5},
+                used=3,
+                budget=3 if i % 4 else None,
+                why="t" if i % 5 else None,
+                step_indexes=[3] if i % 2 else [],
+                contract_version=3,
+            )
+            for _ in range(1 + i % 3)
+        ]
+        verdict = verdict_of(results, subject="t", contract_name="max")
+        for mode in MODES:
+            assert written(verdict, mode) == expected(verdict, mode)
+
+
 def test_trusted_models_are_written_as_validated_ones() -> None:
     """The evaluator builds its results and verdicts without validating them: their field
     values are read all the same."""

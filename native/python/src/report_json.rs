@@ -66,6 +66,7 @@ fn json_indented(value: &Bound<'_, PyAny>, indent: usize, level: usize) -> Optio
         shown: false,
         open: Vec::new(),
         cache: None,
+        lines: None,
         spare: Vec::new(),
     };
     writer.write::<LEAVE>(value, 0, &mut out).ok()?;
@@ -87,6 +88,7 @@ fn report_text<'py>(value: &Bound<'py, PyAny>, level: usize) -> PyResult<Bound<'
         shown: true,
         open: Vec::new(),
         cache: None,
+        lines: None,
         spare: Vec::new(),
     };
     match writer.write::<FULL>(value, 0, &mut out) {
@@ -122,6 +124,9 @@ struct Writer {
     open: Vec<usize>,
     /// The shown texts of strings written before (`VerdictJson`'s writer only).
     cache: Option<Box<ShownCache>>,
+    /// The lines of result fields and object members written before (`VerdictJson`'s
+    /// writer only).
+    lines: Option<Box<LineCache>>,
     /// A buffer kept from result to result (a result's shown message).
     spare: Vec<u8>,
 }
@@ -359,10 +364,22 @@ impl Writer {
             if i > 0 {
                 out.push(b',');
             }
+            let (at, of) = (key.as_ptr() as usize, item.as_ptr() as usize);
+            if let Some(lines) = self.lines.as_deref() {
+                if lines.put(at, of, depth, out) {
+                    continue;
+                }
+            }
+            let start = out.len();
             self.newline(depth + 1, out);
             self.key::<M>(&key, out)?;
             out.extend_from_slice(b": ");
             self.write::<M>(&item, depth + 1, out)?;
+            if let Some(lines) = self.lines.as_deref_mut() {
+                if key.is_exact_instance_of::<PyString>() && member_kept(&item) {
+                    lines.keep(at, Some(&key), &item, depth, &out[start..]);
+                }
+            }
         }
         self.newline(depth, out);
         out.push(b'}');
@@ -488,6 +505,125 @@ impl ShownCache {
         shown.len = text.len();
         shown.text[..text.len()].copy_from_slice(text);
     }
+}
+
+/// Slots of a [`LineCache`]: a report's repeated lines (a check's name, layer and outcome,
+/// its params' members) are a few hundred; its unrepeated ones are not kept.
+const LINE_SLOTS: usize = 1024;
+
+/// Longest line (newline, indent, key and value) a [`LineCache`] slot holds.
+const LINE_BYTES: usize = 96;
+
+/// The `depth` a [`LineCache`] keeps a result field's line at (an object's members are at
+/// most [`REPORT_MAX_DEPTH`] deep).
+const FIELD_LINE: usize = usize::MAX;
+
+/// A line as last written: what it was written of, and its text.
+struct Line {
+    /// A result field's index, or the address of an object member's key.
+    at: usize,
+    /// The value's address.
+    of: usize,
+    depth: usize,
+    /// The key and the value, held so that no other object takes their addresses while the
+    /// slot stands for them.
+    held: Option<(Option<Py<PyAny>>, Py<PyAny>)>,
+    len: usize,
+    text: [u8; LINE_BYTES],
+}
+
+/// The texts of the lines written before, by what they were written of: a result field's
+/// line (the comma ending the field before, the newline, the indent, the key and the value)
+/// by the field and the value's address, an object member's (newline, indent, key, value)
+/// by the key's and the value's addresses and the depth. Most of a report's lines are the
+/// same few (a check's `"name": "max_tool_calls"`, `"outcome": "pass"`, `"budget": null`,
+/// its params' members, which are the same objects in each of its results): a hit is a few
+/// compares and one copy instead of the type tests of the generic writer, the key and the
+/// value's text. Only immutable values whose text is the same in every mode the report
+/// writes them are kept (strings, `None`, booleans and the small integers CPython shares;
+/// a result field's `str` subclass, an outcome, too), each slot holding a reference to its
+/// key and value, so a hit is always their text. Direct-mapped, as [`ShownCache`].
+struct LineCache {
+    slots: Vec<Line>,
+}
+
+impl LineCache {
+    fn new() -> Box<Self> {
+        let slots = (0..LINE_SLOTS)
+            .map(|_| Line {
+                at: 0,
+                of: 0,
+                depth: 0,
+                held: None,
+                len: 0,
+                text: [0; LINE_BYTES],
+            })
+            .collect();
+        Box::new(LineCache { slots })
+    }
+
+    fn slot(at: usize, of: usize, depth: usize) -> usize {
+        let mixed =
+            ((at ^ (of >> 4).rotate_left(29) ^ depth) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (mixed >> (64 - LINE_SLOTS.trailing_zeros())) as usize
+    }
+
+    /// Appends the line of `of` at `at` and `depth` when its slot holds it; false otherwise.
+    #[inline]
+    fn put(&self, at: usize, of: usize, depth: usize, out: &mut Vec<u8>) -> bool {
+        let line = &self.slots[Self::slot(at, of, depth)];
+        if line.of == of && line.at == at && line.depth == depth && line.held.is_some() {
+            put_prefix(out, &line.text, line.len);
+            return true;
+        }
+        false
+    }
+
+    /// Keeps `text`, the line just written of `value` (under `key`, an object member's) at
+    /// `at` and `depth`, when it fits.
+    fn keep(
+        &mut self,
+        at: usize,
+        key: Option<&Bound<'_, PyAny>>,
+        value: &Bound<'_, PyAny>,
+        depth: usize,
+        text: &[u8],
+    ) {
+        if text.len() > LINE_BYTES {
+            return;
+        }
+        let of = value.as_ptr() as usize;
+        let line = &mut self.slots[Self::slot(at, of, depth)];
+        line.held = Some((key.map(|key| key.clone().unbind()), value.clone().unbind()));
+        line.at = at;
+        line.of = of;
+        line.depth = depth;
+        line.len = text.len();
+        line.text[..text.len()].copy_from_slice(text);
+    }
+}
+
+/// Whether an object member's value may be kept in a [`LineCache`]: an exact `str`, `None`,
+/// a boolean or one of the small integers CPython shares (-5 to 256; any other is a new
+/// object each time, never met again). Each is written the same by the report's plain and
+/// full modes, and none can change.
+fn member_kept(value: &Bound<'_, PyAny>) -> bool {
+    if value.is_exact_instance_of::<PyString>() || value.is_none() {
+        return true;
+    }
+    if value.is_exact_instance_of::<PyBool>() {
+        return true;
+    }
+    value.is_exact_instance_of::<PyInt>()
+        && value
+            .cast::<PyInt>()
+            .is_ok_and(|n| n.extract::<i64>().is_ok_and(|n| (-5..=256).contains(&n)))
+}
+
+/// Whether a result field's value may be kept in a [`LineCache`]: what `member_kept` keeps,
+/// and a `str` subclass's (an outcome: its text is its string's, which cannot change).
+fn field_kept(value: &Bound<'_, PyAny>) -> bool {
+    member_kept(value) || value.is_instance_of::<PyString>()
 }
 
 /// `int.__repr__(value)`: the decimal text `json.dumps` writes of any integer (one beyond
@@ -671,9 +807,9 @@ pub(crate) struct VerdictJson {
     /// (after the first), the newline, the indent of a result's fields and the key; one
     /// copy instead of four pieces.
     result_lines: Vec<Vec<u8>>,
-    /// The shown texts of the strings written before, kept from verdict to verdict (taken
-    /// by the call writing one; a call meeting it taken writes without).
-    cache: Mutex<Option<Box<ShownCache>>>,
+    /// The shown texts of the strings and the lines written before, kept from verdict to
+    /// verdict (taken by the call writing one; a call meeting them taken writes without).
+    cache: Mutex<Option<(Box<ShownCache>, Box<LineCache>)>>,
 }
 
 const INDENT: usize = 2;
@@ -734,7 +870,7 @@ impl VerdictJson {
             level,
             dump: dump.unbind(),
             verdict_key: key_text("verdict"),
-            cache: Mutex::new(Some(ShownCache::new())),
+            cache: Mutex::new(Some((ShownCache::new(), LineCache::new()))),
         })
     }
 
@@ -794,18 +930,24 @@ impl VerdictJson {
         shown: Option<&ShownFilter>,
     ) -> PyResult<Vec<u8>> {
         let mut out = Vec::with_capacity(8192);
-        let cache = self.cache.lock().ok().and_then(|mut held| held.take());
+        let (cache, lines) = match self.cache.lock() {
+            Ok(mut held) => held.take().unzip(),
+            Err(_) => (None, None),
+        };
         let mut w = Writer {
             indent: INDENT,
             level: self.level,
             shown: true,
             open: Vec::new(),
             cache,
+            lines,
             spare: Vec::new(),
         };
         let written = self.write_verdict(&mut w, verdict, held, read, shown, &mut out);
-        if let (Some(cache), Ok(mut held)) = (w.cache.take(), self.cache.lock()) {
-            *held = Some(cache);
+        if let (Some(cache), Some(lines), Ok(mut held)) =
+            (w.cache.take(), w.lines.take(), self.cache.lock())
+        {
+            *held = Some((cache, lines));
         }
         match written {
             Ok(()) => Ok(out),
@@ -1008,6 +1150,14 @@ impl VerdictJson {
         }
         out.push(b'{');
         for (i, value) in values.iter().enumerate() {
+            // Details and params (plain data or dumped), and a shown message, are written
+            // below; every other field by its line.
+            let data = i == self.details_at || i == self.params_at;
+            let shown_message = shown.is_some() && i == self.message_at;
+            if !data && !shown_message {
+                self.write_field(w, i, value, out)?;
+                continue;
+            }
             out.extend_from_slice(&self.result_lines[i]);
             match shown {
                 Some(_) if i == self.message_at => out.extend_from_slice(&text),
@@ -1015,15 +1165,46 @@ impl VerdictJson {
                     Some(scrubbed) => self.write_data(w, scrubbed.as_any(), 3, out)?,
                     None => self.write_scrubbed(w, filter, value, 3, out)?,
                 },
-                _ if i == self.details_at || i == self.params_at => {
-                    self.write_data(w, value, 3, out)?;
-                }
-                _ => w.write::<FULL>(value, 3, out)?,
+                _ => self.write_data(w, value, 3, out)?,
             }
         }
         w.spare = text;
         w.newline(2, out);
         out.push(b'}');
+        Ok(())
+    }
+
+    /// The `i`-th field's line of a result (see `result_lines`) with `value`, its value: as
+    /// written before when the line cache holds it, an empty list as such, anything else
+    /// by the generic writer.
+    #[inline]
+    fn write_field(
+        &self,
+        w: &mut Writer,
+        i: usize,
+        value: &Bound<'_, PyAny>,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        if let Some(lines) = w.lines.as_deref() {
+            if lines.put(i, value.as_ptr() as usize, FIELD_LINE, out) {
+                return Ok(());
+            }
+        }
+        let start = out.len();
+        out.extend_from_slice(&self.result_lines[i]);
+        // A result's span ids and step indexes: most are empty.
+        if let Ok(list) = value.cast_exact::<PyList>() {
+            if list.is_empty() {
+                out.extend_from_slice(b"[]");
+                return Ok(());
+            }
+        }
+        w.write::<FULL>(value, 3, out)?;
+        if let Some(lines) = w.lines.as_deref_mut() {
+            if field_kept(value) {
+                lines.keep(i, None, value, FIELD_LINE, &out[start..]);
+            }
+        }
         Ok(())
     }
 
