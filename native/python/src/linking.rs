@@ -153,22 +153,97 @@ fn bisect_right(positions: &[usize], x: isize) -> usize {
     positions.partition_point(|&p| (p as isize) <= x)
 }
 
+/// A key's UTF-8 text, borrowed from an exact `str` its [`Index`] holds a reference to
+/// (`Index::held`): the text `PyUnicode_AsUTF8AndSize` keeps inside the immutable object for
+/// as long as the object lives, so the index keys its map with no copy.
+#[derive(Clone, Copy)]
+struct HeldText(*const str);
+
+impl HeldText {
+    fn text(&self) -> &str {
+        // SAFETY: the pointer is a `str`'s own UTF-8 text, and the `str` is held by the
+        // index whose map holds this key (`Index::held`), released only with the map.
+        unsafe { &*self.0 }
+    }
+}
+
+impl PartialEq for HeldText {
+    fn eq(&self, other: &Self) -> bool {
+        self.text() == other.text()
+    }
+}
+
+impl Eq for HeldText {}
+
+impl std::hash::Hash for HeldText {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text().hash(state);
+    }
+}
+
+impl std::borrow::Borrow<str> for HeldText {
+    fn borrow(&self) -> &str {
+        self.text()
+    }
+}
+
+/// The ascending positions of one key. Most keys (call ids) have one: it is kept in place,
+/// with no allocation.
+enum Positions {
+    /// None (`None`) or one position.
+    Inline(Option<usize>),
+    Many(Vec<usize>),
+}
+
+impl Positions {
+    fn as_slice(&self) -> &[usize] {
+        match self {
+            Self::Inline(one) => one.as_slice(),
+            Self::Many(all) => all,
+        }
+    }
+
+    fn push(&mut self, pos: usize) {
+        match self {
+            Self::Inline(None) => *self = Self::Inline(Some(pos)),
+            Self::Inline(Some(first)) => *self = Self::Many(vec![*first, pos]),
+            Self::Many(all) => all.push(pos),
+        }
+    }
+
+    fn remove(&mut self, i: usize) {
+        match self {
+            Self::Inline(one) => {
+                if i == 0 {
+                    *one = None;
+                }
+            }
+            Self::Many(all) => {
+                all.remove(i);
+            }
+        }
+    }
+}
+
 /// Keys (call ids, tool names) -> positions, as Python's `dict` keys them; an unhashable key
 /// is never stored and never found (`_index_at`, `_index_of`). While every key met is an
-/// exact UTF-8 `str` (call ids and tool names are), the keys are their texts in a Rust map:
-/// an exact `str` equals another exactly when their texts do, so this finds what the dict
-/// would, without a Python dict made, probed and filled (and an `int` made and read back)
-/// per key; `None` (a step without a tool name), equal to itself only, has a slot of its
-/// own. The first key of another kind (an `int` id, a `str` subclass with an `__eq__` of its
-/// own) moves every key into a Python dict, which keys everything from then on.
+/// exact UTF-8 `str` (call ids and tool names are), the keys are their texts in a Rust map,
+/// borrowed from the `str`s the index holds: an exact `str` equals another exactly when
+/// their texts do, so this finds what the dict would, without a Python dict made, probed and
+/// filled (and an `int` made and read back) per key, nor a text copied; `None` (a step
+/// without a tool name), equal to itself only, has a slot of its own. The first key of
+/// another kind (an `int` id, a `str` subclass with an `__eq__` of its own) moves every key
+/// into a Python dict, which keys everything from then on.
 struct Index<'py> {
     py: Python<'py>,
-    texts: FastMap<Box<str>, usize>,
+    texts: FastMap<HeldText, usize>,
+    /// The `str`s whose texts key `texts`, with their slots.
+    held: Vec<(Bound<'py, PyAny>, usize)>,
     /// The slot of `None`, while the texts key the index.
     none: Option<usize>,
     /// Every key, once one that is no exact UTF-8 `str` was met.
     map: Option<Bound<'py, PyDict>>,
-    lists: Vec<Vec<usize>>,
+    lists: Vec<Positions>,
 }
 
 impl<'py> Index<'py> {
@@ -176,6 +251,7 @@ impl<'py> Index<'py> {
         Self {
             py,
             texts: FastMap::new(),
+            held: Vec::new(),
             none: None,
             map: None,
             lists: Vec::new(),
@@ -190,14 +266,15 @@ impl<'py> Index<'py> {
         key.cast::<PyString>().ok()?.to_str().ok()
     }
 
-    /// The Python dict keying the index (made, with the texts moved in, on first use).
+    /// The Python dict keying the index (made, with the held `str`s moved in, on first use).
     fn dict(&mut self) -> PyResult<Bound<'py, PyDict>> {
         if let Some(map) = &self.map {
             return Ok(map.clone());
         }
         let map = PyDict::new(self.py);
-        for (text, slot) in self.texts.drain() {
-            map.set_item(&*text, slot)?;
+        self.texts.clear();
+        for (key, slot) in self.held.drain(..) {
+            map.set_item(key, slot)?;
         }
         if let Some(slot) = self.none.take() {
             map.set_item(self.py.None(), slot)?;
@@ -228,8 +305,11 @@ impl<'py> Index<'py> {
             match self.texts.get(text) {
                 Some(&slot) => self.lists[slot].push(pos),
                 None => {
-                    self.texts.insert(text.into(), self.lists.len());
-                    self.lists.push(vec![pos]);
+                    let slot = self.lists.len();
+                    // The key is held with the map entry that borrows its text.
+                    self.held.push((key.clone(), slot));
+                    self.texts.insert(HeldText(text), slot);
+                    self.lists.push(Positions::Inline(Some(pos)));
                 }
             }
             return Ok(());
@@ -239,7 +319,7 @@ impl<'py> Index<'py> {
                 Some(slot) => self.lists[slot].push(pos),
                 None => {
                     self.none = Some(self.lists.len());
-                    self.lists.push(vec![pos]);
+                    self.lists.push(Positions::Inline(Some(pos)));
                 }
             }
             return Ok(());
@@ -250,7 +330,7 @@ impl<'py> Index<'py> {
         }
         match self.dict()?.set_item(key, self.lists.len()) {
             Ok(()) => {
-                self.lists.push(vec![pos]);
+                self.lists.push(Positions::Inline(Some(pos)));
                 Ok(())
             }
             Err(e) if e.is_instance_of::<PyTypeError>(key.py()) => Ok(()),
@@ -304,7 +384,7 @@ struct Executors<'py> {
     by_id: Index<'py>,
     by_name: Index<'py>,
     by_name_with_id: Index<'py>,
-    nameless_handoffs: Vec<usize>,
+    nameless_handoffs: Positions,
     /// The call ids the drafts' model calls asked for, read at the first search that needs
     /// them (`with_own_id`).
     asked: Option<Bound<'py, PySet>>,
@@ -445,7 +525,7 @@ impl<'a, 'py> Linking<'a, 'py> {
                 let name = get(req, intern!(py, "name"))?;
                 let last = asks
                     .slot(&name)?
-                    .and_then(|s| asks.lists[s].last().copied());
+                    .and_then(|s| asks.lists[s].as_slice().last().copied());
                 if last != Some(*pos) {
                     asks.at(&name, *pos)?;
                 }
@@ -457,7 +537,7 @@ impl<'a, 'py> Linking<'a, 'py> {
             by_id: Index::new(py),
             by_name: Index::new(py),
             by_name_with_id: Index::new(py),
-            nameless_handoffs: Vec::new(),
+            nameless_handoffs: Positions::Many(Vec::new()),
             asked: None,
             rejected: FastMap::new(),
         };
@@ -534,7 +614,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         Ok(set)
     }
 
-    fn list<'e>(ex: &'e mut Executors<'py>, list: ListRef) -> &'e mut Vec<usize> {
+    fn list<'e>(ex: &'e mut Executors<'py>, list: ListRef) -> &'e mut Positions {
         let (which, slot) = list;
         match which {
             Which::ById => &mut ex.by_id.lists[slot],
@@ -557,9 +637,9 @@ impl<'a, 'py> Linking<'a, 'py> {
         let Some(list) = list else {
             return Ok(None);
         };
-        let mut i = bisect_right(Self::list(ex, list), after);
+        let mut i = bisect_right(Self::list(ex, list).as_slice(), after);
         loop {
-            let Some(&pos) = Self::list(ex, list).get(i) else {
+            let Some(&pos) = Self::list(ex, list).as_slice().get(i) else {
                 return Ok(None);
             };
             if before.is_some_and(|b| pos > b) {
@@ -601,9 +681,9 @@ impl<'a, 'py> Linking<'a, 'py> {
         if since > started {
             passed = -1;
         }
-        let mut i = bisect_right(Self::list(ex, list), passed);
+        let mut i = bisect_right(Self::list(ex, list).as_slice(), passed);
         loop {
-            let Some(&pos) = Self::list(ex, list).get(i) else {
+            let Some(&pos) = Self::list(ex, list).as_slice().get(i) else {
                 return Ok(None);
             };
             let d = ex.steps[pos];
@@ -647,7 +727,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         let name = get(req, intern!(py, "name"))?;
         let before = match ex.asks.slot(&name)? {
             Some(s) => {
-                let asks = &ex.asks.lists[s];
+                let asks = ex.asks.lists[s].as_slice();
                 asks.get(bisect_right(asks, after_i)).copied()
             }
             None => None,
@@ -848,7 +928,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         let Some(slot) = answered.slot(&call_id)? else {
             return Ok(None);
         };
-        let found = answered.lists[slot].clone();
+        let found = answered.lists[slot].as_slice().to_vec();
         let from = bisect_right(&found, start as isize);
         for &nxt in &found[from..] {
             if self.drafts[nxt].scope != self.drafts[gen].scope {
