@@ -168,6 +168,10 @@ PATHS: dict[str, tuple[str, str, bool]] = {
     "failed calls over max": ("tool_errors", "fail", True),
     "retries tolerated": ("tool_retries", "pass", True),
     "retries over max": ("tool_retries", "fail", True),
+    "steps over max": ("max_steps", "fail", False),
+    "tokens over a limit": ("tokens", "fail", False),
+    "latency over max_ms": ("latency", "fail", True),
+    "latency over max_ms tolerated": ("latency", "pass", True),
 }
 """Paths past the usual answer that the plans of ``check_plans.rs`` word: (oracle type,
 status, something used of the budget)."""
@@ -268,6 +272,14 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
             tool("search_docs", {"q": "a"}, "ok"),
             gen("done"),
         ),
+    )
+    yield (
+        "token counts past 64 bits",
+        traj(gen("a", tokens=(2**70, None)), gen("b", tokens=(None, 3)), gen("c")),
+    )
+    yield (
+        "ties among the heaviest model calls",
+        traj(*(gen(str(i), tokens=(t, 0)) for i, t in enumerate((7, 9, 7, 9, 3, 9, 7, 0, 12)))),
     )
     yield (
         "an answering call",

@@ -1,22 +1,27 @@
 //! Built-in checks' usual answers, decided in the core (`CheckPlan`): what most
 //! trajectories get from `tool_not_called`, `tool_errors`, `tool_retries`, `loop_detected`,
-//! `max_tool_calls`, `max_steps` and `tokens` (nothing forbidden called, no call failed, no
-//! retry, no loop, calls, steps and tokens within their bounds) is a memoized evidence ask
-//! or two and a finding whose message the params and a count decide; `max_tool_calls` also
-//! words its failure (calls over `max`, none answering or nameless), the steps over the
-//! limit listed by `evidence.list_steps`; `tool_errors` its failed calls within `max` or
-//! over it (no call nameless), and `tool_retries` every answer (retries within `max` and
-//! `max_per_tool` or over one). Made once per check
+//! `max_tool_calls`, `max_steps`, `tokens` and `latency` (nothing forbidden called, no call
+//! failed, no retry, no loop, calls, steps, tokens and time within their bounds) is a
+//! memoized evidence ask or two and a finding whose message the params and a count decide;
+//! `max_tool_calls`, `max_steps` (its kinds whole groups of the step view), `tokens` and
+//! `latency` also word their failures (a count, sum or duration over its bound), the steps
+//! over the limit listed by `evidence.list_steps`; `tool_errors` its failed calls within
+//! `max` or over it (no call nameless), and `tool_retries` every answer (retries within
+//! `max` and `max_per_tool` or over one). What a plan reads of the steps is the step view's
+//! records (`StepView`: its groups' sizes and records, the leaf model calls and their token
+//! counts, the run's extent), read once per trajectory; the few steps a finding points at
+//! are read from their instance dicts. Made once per check
 //! from its params (`CheckPlans`, when its oracle is built), a plan is run by the
 //! evaluator's loop (`CheckRunner`, `checks.rs`) instead of the oracle's Python `check`, the
 //! finding built in its memory (`SlotClass`); anything else (a forbidden call found,
-//! candidates for a loop, a count over another bound, an answering or nameless call, a
-//! merged model call) is "not handled" (`None`) and the Python body runs, which starts by
-//! asking the same plan (and ends on its `within` where it finds a count within the
-//! bound), so each finding has one implementation.
+//! candidates for a loop, steps over `max` of kinds the view's groups do not make, tokens
+//! over a limit counted by values other than `int`s within `i64`, an unset end, an
+//! answering or nameless call, a merged model call) is "not handled" (`None`) and the
+//! Python body runs, which starts by asking the same plan (and ends on its `within` where
+//! it finds a count within the bound), so each finding has one implementation.
 //!
 //! The evidence is read through `Evidence`'s own memoized answers (`calls_of`,
-//! `answering`, `stopped_short`, `nameless_calls`, `memoized` leaf model calls, the
+//! `answering`, `stopped_short`, `nameless_calls`, the view's leaf model calls, the
 //! `failed_calls` and `repeated_args_candidates` helpers of `trace_common` and
 //! `trace_tools.find_retries`), so a plan and a Python body that ask after it share every
 //! answer.
@@ -32,7 +37,8 @@ use pyo3::types::{
 
 use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
 use crate::checks::FINDING_FIELDS;
-use crate::evidence::StepView;
+use crate::evidence::{StepFields, StepView};
+use crate::pydict;
 use crate::slots::{Fallback, SlotClass};
 
 /// What a plan decides and the params it reads (the check's, copied once).
@@ -75,6 +81,9 @@ enum Kind {
         max_ms: f64,
         /// `f"{max_ms:g}"` (Python's own formatting, once).
         limit: String,
+        /// The runs over `max_ms` tolerated (the check's `max`): past none, a run over
+        /// `max_ms` fails; else it passes, one budgeted exception used.
+        tolerated: usize,
     },
     /// `max_tool_calls`: the count of `tools`' calls within `max` or over it, when no call
     /// answers and none is nameless (no call to leave out of the count).
@@ -91,6 +100,12 @@ enum Kind {
         names: Py<PyList>,
         /// Whether `kinds` holds the model call's kind (`StepKind.GENERATION`).
         generations: bool,
+        /// Which of the step view's groups `kinds` is made of, `[tool calls, model calls,
+        /// agents]`, when it is made of whole groups (every tool-call kind or none, no
+        /// handoff or other step): the count is then the groups' sizes and the steps
+        /// counted their records, no step's kind read again. `None`: each step's kind is
+        /// read.
+        groups: Option<[bool; 3]>,
         max: usize,
     },
     /// A plan that answers every trajectory (`check_plans_more`).
@@ -240,23 +255,35 @@ impl CheckPlans {
     }
 
     /// `max_steps`' plan for `kinds` (`StepKind`s), `generation` (`StepKind.GENERATION`)
-    /// and `max`.
+    /// and `max`; `toolish` (`TOOLISH_KINDS`) and `agent` (`StepKind.AGENT`) are the kinds
+    /// of the step view's other groups.
     fn max_steps(
         &self,
         py: Python<'_>,
         kinds: Bound<'_, PyFrozenSet>,
         generation: Bound<'_, PyAny>,
         max: usize,
+        toolish: Bound<'_, PyFrozenSet>,
+        agent: Bound<'_, PyAny>,
     ) -> PyResult<CheckPlan> {
         let mut names: Vec<String> = Vec::new();
         for kind in kinds.iter() {
             names.push(kind.getattr(intern!(py, "value"))?.extract()?);
         }
         names.sort_unstable();
+        let mut calls = 0usize;
+        for kind in toolish.iter() {
+            calls += usize::from(kinds.contains(kind)?);
+        }
+        let generations = kinds.contains(generation)?;
+        let agents = kinds.contains(agent)?;
+        let whole = (calls == 0 || calls == toolish.len())
+            && kinds.len() == calls + usize::from(generations) + usize::from(agents);
         self.plan(
             py,
             Kind::MaxSteps {
-                generations: kinds.contains(generation)?,
+                generations,
+                groups: whole.then_some([calls > 0, generations, agents]),
                 names: PyList::new(py, names)?.unbind(),
                 kinds: kinds.unbind(),
                 max,
@@ -264,9 +291,14 @@ impl CheckPlans {
         )
     }
 
-    /// `latency`'s plan for its trace scope and `max_ms` (the other scopes time each call
-    /// in Python).
-    fn latency(&self, py: Python<'_>, max_ms: Bound<'_, PyFloat>) -> PyResult<CheckPlan> {
+    /// `latency`'s plan for its trace scope, `max_ms` and `max` (the runs over `max_ms`
+    /// tolerated; the other scopes time each call in Python).
+    fn latency(
+        &self,
+        py: Python<'_>,
+        max_ms: Bound<'_, PyFloat>,
+        max: usize,
+    ) -> PyResult<CheckPlan> {
         let limit = max_ms
             .call_method1(intern!(py, "__format__"), ("g",))?
             .extract()?;
@@ -275,6 +307,7 @@ impl CheckPlans {
             Kind::Latency {
                 max_ms: max_ms.value(),
                 limit,
+                tolerated: max,
             },
         )
     }
@@ -475,6 +508,7 @@ impl CheckPlan {
             Kind::MaxSteps {
                 kinds,
                 generations,
+                groups,
                 max,
                 ..
             } => {
@@ -484,25 +518,49 @@ impl CheckPlan {
                 {
                     return Ok(None);
                 }
-                let kinds = kinds.bind(py);
-                let steps = ctx.getattr(intern!(py, "trajectory"))?;
-                let mut count = 0usize;
-                for step in steps.getattr(intern!(py, "steps"))?.try_iter()? {
-                    let step = step?;
-                    if !kinds.contains(step.getattr(intern!(py, "kind"))?)? {
-                        continue;
+                let merged_key = intern!(py, "merged_model_calls");
+                let attributes_key = intern!(py, "attributes");
+                let count = if let Some([calls, gens, agents]) = *groups {
+                    // Whole groups: counted from the view, each counted step's attributes
+                    // read from its instance dict only when the count is within `max`.
+                    let view = view_of(&evidence)?;
+                    let view = view.get();
+                    let count = view.count_of(calls, gens, agents);
+                    if count > *max {
+                        let counted = view.records_of(calls, gens, agents);
+                        let extra = counted[*max..].iter().map(|rec| rec.step.bind(py));
+                        return self
+                            .steps_over(py, count, PyTuple::new(py, extra)?)
+                            .map(Some);
                     }
-                    count += 1;
-                    let merged = step
-                        .getattr(intern!(py, "attributes"))?
-                        .call_method1(intern!(py, "get"), (intern!(py, "merged_model_calls"),))?;
-                    if merged.is_truthy()? {
-                        return Ok(None); // a lower bound the Python body words
+                    for rec in view.records_of(calls, gens, agents) {
+                        let fields = StepFields::new(rec.step.bind(py).clone());
+                        let attributes = fields.get(attributes_key)?;
+                        if pydict::get(&attributes, merged_key)?.is_truthy()? {
+                            return Ok(None); // a lower bound the Python body words
+                        }
                     }
-                }
-                if count > *max {
-                    return Ok(None);
-                }
+                    count
+                } else {
+                    let kinds = kinds.bind(py);
+                    let steps = ctx.getattr(intern!(py, "trajectory"))?;
+                    let mut count = 0usize;
+                    for step in steps.getattr(intern!(py, "steps"))?.try_iter()? {
+                        let fields = StepFields::new(step?);
+                        if !kinds.contains(fields.get(intern!(py, "kind"))?)? {
+                            continue;
+                        }
+                        count += 1;
+                        let attributes = fields.get(attributes_key)?;
+                        if pydict::get(&attributes, merged_key)?.is_truthy()? {
+                            return Ok(None); // a lower bound the Python body words
+                        }
+                    }
+                    if count > *max {
+                        return Ok(None);
+                    }
+                    count
+                };
                 if *generations {
                     let groups = evidence.getattr(intern!(py, "groups"))?;
                     let none = |name: &Bound<'py, PyString>| -> PyResult<bool> {
@@ -517,20 +575,14 @@ impl CheckPlan {
                 return self.settled(&evidence, count).map(Some);
             }
             Kind::More(more) => return more.run(&evidence, &self.finding).map(Some),
-            Kind::Latency { max_ms, limit } => {
-                return latency(&evidence, *max_ms, limit, &self.finding);
+            Kind::Latency {
+                max_ms,
+                limit,
+                tolerated,
+            } => {
+                return latency(&evidence, *max_ms, limit, *tolerated, &self.finding);
             }
-            Kind::Tokens { limits } => {
-                let (leaves, sums) = token_sums(&evidence)?;
-                for (sum, limit) in sums.iter().zip(limits) {
-                    if let Some(limit) = limit {
-                        if sum.gt(limit.bind(py))? {
-                            return Ok(None); // over a limit: the Python body names which
-                        }
-                    }
-                }
-                return tokens_within(py, &self.finding, leaves.len(), sums).map(Some);
-            }
+            Kind::Tokens { limits } => return self.tokens(&evidence, limits),
         };
         if handled {
             self.settled(&evidence, 0).map(Some)
@@ -697,8 +749,9 @@ impl CheckPlan {
                 }
             }
             Kind::Tokens { .. } => {
-                let (leaves, sums) = token_sums(evidence)?;
-                tokens_within(py, &self.finding, leaves.len(), sums)
+                let view = view_of(evidence)?;
+                let (calls, sums) = token_sums(py, view.get())?;
+                tokens_within(py, &self.finding, calls, sums)
             }
             Kind::Latency { .. } => Err(PyValueError::new_err(
                 "latency's plan has no finding within a bound to give",
@@ -753,6 +806,99 @@ impl CheckPlan {
             pointed(py, &extra)?,
             0,
         )
+    }
+
+    /// `max_steps`' failure: `count` steps counted, `extra` (those past the first `max`)
+    /// pointed at and listed, as the Python body words it.
+    fn steps_over<'py>(
+        &self,
+        py: Python<'py>,
+        count: usize,
+        extra: Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let Kind::MaxSteps { names, max, .. } = &self.kind else {
+            return Err(PyValueError::new_err("steps_over: only max_steps' plan"));
+        };
+        let listed: String = self.list_steps.bind(py).call1((&extra,))?.extract()?;
+        let text = format!("{count} steps, at most {max} allowed; over the limit: {listed}");
+        let details = PyDict::new(py);
+        details.set_item(intern!(py, "steps"), count)?;
+        details.set_item(intern!(py, "kinds"), PyList::new(py, names.bind(py))?)?;
+        let extra: Vec<_> = extra.iter().collect();
+        let pointed = pointed(py, &extra)?;
+        make_at(
+            py,
+            &self.finding,
+            intern!(py, "fail"),
+            PyString::new(py, &text),
+            details,
+            pointed,
+            0,
+        )
+    }
+
+    /// `tokens`' answer from the leaf model calls the step view found (`StepView.leaves`):
+    /// the pass within every limit, or the failure naming each limit exceeded and pointing
+    /// at the five heaviest calls. `None` where a token count is no `int` within `i64` and
+    /// a limit is exceeded (the Python body sums and words those).
+    fn tokens<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        limits: &[Option<Py<PyAny>>; 3],
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = evidence.py();
+        let view = view_of(evidence)?;
+        let view = view.get();
+        let (calls, sums) = token_sums(py, view)?;
+        let leaves = view.leaves(py)?;
+        let mut over = Vec::new();
+        for ((sum, limit), name) in sums.iter().zip(limits).zip(["input", "output", "total"]) {
+            if let Some(limit) = limit {
+                let limit = limit.bind(py);
+                if sum.gt(limit)? {
+                    over.push(format!("{name} {sum} > {limit}"));
+                }
+            }
+        }
+        if over.is_empty() {
+            return tokens_within(py, &self.finding, calls, sums).map(Some);
+        }
+        let Some(counts) = &leaves.tokens else {
+            return Ok(None); // counts Python holds otherwise: the Python body words them
+        };
+        // `sorted(leaves, key=lambda g: -(input + output))[:5]`: the five heaviest, the
+        // earlier first among equals (a stable sort).
+        let mut heavy: Vec<(i128, usize)> = Vec::with_capacity(6);
+        for (at, [i, o]) in counts.iter().enumerate() {
+            let weight = i128::from(*i) + i128::from(*o);
+            if heavy.len() == 5 && heavy[4].0 >= weight {
+                continue;
+            }
+            let place = heavy.partition_point(|(w, _)| *w >= weight);
+            heavy.insert(place, (weight, at));
+            heavy.truncate(5);
+        }
+        let text = format!(
+            "token budget exceeded over {} model call(s): {}",
+            leaves.at.len(),
+            over.join("; ")
+        );
+        let details = tokens_details(py, leaves.at.len(), sums)?;
+        let steps = heavy
+            .iter()
+            .map(|&(_, at)| view.generation_step(py, leaves.at[at]).clone());
+        let steps: Vec<_> = steps.collect();
+        let pointed = pointed(py, &steps)?;
+        make_at(
+            py,
+            &self.finding,
+            intern!(py, "fail"),
+            PyString::new(py, &text),
+            details,
+            pointed,
+            0,
+        )
+        .map(Some)
     }
 
     /// A `Finding` of `status`, `message` and `details`, nothing pointed at, nothing used:
@@ -818,12 +964,16 @@ fn make_at<'py>(
 /// the Python did, by a `set` of the `str`s themselves (their hash cached, no text copied):
 /// a failing trace of thousands of calls lists every call past `max_tool_calls`' `max`.
 fn pointed<'py>(py: Python<'py>, steps: &[Bound<'py, PyAny>]) -> PyResult<[Bound<'py, PyAny>; 2]> {
+    let (index_key, source_key) = (intern!(py, "index"), intern!(py, "source"));
     let seen = PySet::empty(py)?;
     let mut spans = Vec::new();
     let mut indexes = Vec::with_capacity(steps.len());
     for step in steps {
-        indexes.push(step.getattr(intern!(py, "index"))?);
-        let source = step.getattr(intern!(py, "source"))?;
+        // Each step's fields read from its instance dict; `span_id` as an attribute:
+        // asking a `SpanRef` for its `__dict__` would make one it does not otherwise have.
+        let fields = StepFields::new(step.clone());
+        indexes.push(fields.get(index_key)?);
+        let source = fields.get(source_key)?;
         if !source.is_none() {
             let span = source.getattr(intern!(py, "span_id"))?;
             if !seen.contains(&span)? {
@@ -1007,33 +1157,71 @@ fn denied(step: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(denied.is(&*PyBool::new(py, true)))
 }
 
-/// The leaf model calls (`Evidence.memoized("leaf_generations", ...)`, as `tokens` asks
-/// them: `StepView.leaf_generations`) and their input, output and total tokens, each
-/// `input_tokens or 0` summed as Python sums them (ints of any size).
-fn token_sums<'py>(
-    evidence: &Bound<'py, PyAny>,
-) -> PyResult<(Bound<'py, PyList>, [Bound<'py, PyAny>; 3])> {
-    let py = evidence.py();
-    let leaves = intern!(py, "leaf_generations");
-    let compute = evidence.getattr(intern!(py, "groups"))?.getattr(leaves)?;
-    let leaves = evidence
-        .call_method1(intern!(py, "memoized"), (leaves, compute))?
-        .cast_into::<PyList>()?;
+/// The input, output and total tokens of `leaves` (leaf model calls), each
+/// `input_tokens or 0` summed as Python sums them (ints of any size): where a count is no
+/// `int` within `i64` (`Leaves::tokens`).
+fn python_token_sums<'py, 'a>(
+    py: Python<'py>,
+    leaves: impl Iterator<Item = &'a Bound<'py, PyAny>>,
+) -> PyResult<[Bound<'py, PyAny>; 3]>
+where
+    'py: 'a,
+{
     let zero = 0i64.into_pyobject(py)?.into_any();
     let (mut input, mut output) = (zero.clone(), zero);
-    for leaf in leaves.iter() {
+    for leaf in leaves {
+        let fields = StepFields::new(leaf.clone());
         for (sum, field) in [
             (&mut input, intern!(py, "input_tokens")),
             (&mut output, intern!(py, "output_tokens")),
         ] {
-            let tokens = leaf.getattr(field)?;
+            let tokens = fields.get(field)?;
             if tokens.is_truthy()? {
                 *sum = sum.add(tokens)?;
             }
         }
     }
     let total = input.add(&output)?;
-    Ok((leaves, [input, output, total]))
+    Ok([input, output, total])
+}
+
+/// The leaf model calls' count and their input, output and total tokens (`input_tokens or
+/// 0` ...), from the counts the view read (`Leaves::tokens`), else summed as Python sums
+/// the values it holds (a `bool`, an `int` past `i64`).
+fn token_sums<'py>(py: Python<'py>, view: &StepView) -> PyResult<(usize, [Bound<'py, PyAny>; 3])> {
+    let leaves = view.leaves(py)?;
+    let Some(counts) = &leaves.tokens else {
+        let steps = leaves.at.iter().map(|&at| view.generation_step(py, at));
+        return Ok((leaves.at.len(), python_token_sums(py, steps)?));
+    };
+    let (mut input, mut output) = (0i128, 0i128);
+    for [i, o] in counts {
+        input += i128::from(*i);
+        output += i128::from(*o);
+    }
+    let total = input + output;
+    Ok((
+        leaves.at.len(),
+        [
+            input.into_pyobject(py)?.into_any(),
+            output.into_pyobject(py)?.into_any(),
+            total.into_pyobject(py)?.into_any(),
+        ],
+    ))
+}
+
+/// `{"model_calls": calls, "input_tokens": ..., "output_tokens": ..., "total_tokens": ...}`.
+fn tokens_details<'py>(
+    py: Python<'py>,
+    calls: usize,
+    [input, output, total]: [Bound<'py, PyAny>; 3],
+) -> PyResult<Bound<'py, PyDict>> {
+    let details = PyDict::new(py);
+    details.set_item(intern!(py, "model_calls"), calls)?;
+    details.set_item(intern!(py, "input_tokens"), input)?;
+    details.set_item(intern!(py, "output_tokens"), output)?;
+    details.set_item(intern!(py, "total_tokens"), total)?;
+    Ok(details)
 }
 
 /// `tokens`' pass: its sums over `calls` leaf model calls.
@@ -1044,11 +1232,7 @@ fn tokens_within<'py>(
     [input, output, total]: [Bound<'py, PyAny>; 3],
 ) -> PyResult<Bound<'py, PyAny>> {
     let message = format!("{input} input + {output} output tokens over {calls} model call(s)");
-    let details = PyDict::new(py);
-    details.set_item(intern!(py, "model_calls"), calls)?;
-    details.set_item(intern!(py, "input_tokens"), input)?;
-    details.set_item(intern!(py, "output_tokens"), output)?;
-    details.set_item(intern!(py, "total_tokens"), total)?;
+    let details = tokens_details(py, calls, [input, output, total])?;
     make(
         py,
         finding,
@@ -1063,19 +1247,20 @@ fn tokens_within<'py>(
 /// 104 days) the Python body divides.
 const EXACT_NS: i128 = 1 << 53;
 
-/// `latency`'s pass (trace scope) from the extent `StepView` kept: `None` (the Python body
-/// words it) when a step's end is unset, no step has both times, or the run took longer
-/// than `max_ms`. `:.1f` and `round(ms, 3)` are Rust's exact decimal formatting, which
-/// rounds as CPython's does (the correctly rounded decimal, ties to even).
+/// `latency`'s answer (trace scope) from the extent `StepView` kept: the pass within
+/// `max_ms`; over it, the failure, or the pass that uses one of `tolerated` exceptions.
+/// `None` (the Python body words it) when a step's end is unset or no step has both times.
+/// `:.1f` and `round(ms, 3)` are Rust's exact decimal formatting, which rounds as CPython's
+/// does (the correctly rounded decimal, ties to even).
 fn latency<'py>(
     evidence: &Bound<'py, PyAny>,
     max_ms: f64,
     limit: &str,
+    tolerated: usize,
     finding: &Py<SlotClass>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = evidence.py();
-    let groups = evidence.getattr(intern!(py, "groups"))?;
-    let extent = groups.cast::<StepView>()?.get().extent;
+    let extent = view_of(evidence)?.get().extent;
     let Some((first, last)) = extent.span else {
         return Ok(None);
     };
@@ -1085,23 +1270,40 @@ fn latency<'py>(
     }
     #[allow(clippy::cast_precision_loss)] // below 2**53: exact
     let ms = ns as f64 / 1e6;
-    if ms > max_ms {
-        return Ok(None); // (neither is NaN: `max_ms > 0` was validated)
-    }
     let rounded: f64 = format!("{ms:.3}")
         .parse()
         .map_err(|_| PyValueError::new_err("a duration that formats as no number"))?;
     let details = PyDict::new(py);
     details.set_item(intern!(py, "duration_ms"), rounded)?;
-    let message = format!("trace took {ms:.1} ms (limit {limit} ms)");
-    make(
+    // (Neither is NaN: `max_ms > 0` was validated.)
+    let (status, message, used) = if ms <= max_ms {
+        let message = format!("trace took {ms:.1} ms (limit {limit} ms)");
+        (intern!(py, "pass"), message, 0)
+    } else if tolerated < 1 {
+        let message = format!("trace took {ms:.1} ms, limit {limit} ms");
+        (intern!(py, "fail"), message, 1)
+    } else {
+        let message = format!("trace took {ms:.1} ms, over {limit} ms but tolerated");
+        (intern!(py, "pass"), message, 1)
+    };
+    let empty = PyTuple::empty(py).into_any();
+    make_at(
         py,
         finding,
-        intern!(py, "pass"),
+        status,
         PyString::new(py, &message),
         details,
+        [empty.clone(), empty],
+        used,
     )
     .map(Some)
+}
+
+/// The trajectory's step view (`evidence.groups`, the core's `StepView`).
+fn view_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, StepView>> {
+    Ok(evidence
+        .getattr(intern!(evidence.py(), "groups"))?
+        .cast_into::<StepView>()?)
 }
 
 /// `evidence.stopped_short()`: why a framework's limit ended the run, or `None`.

@@ -50,7 +50,7 @@ class Latency(OracleCheck):
     def __init__(self, params: LatencyParams) -> None:
         super().__init__(params)
         if self.given.scope == "trace":
-            self.native_plan = PLANS.latency(self.given.max_ms)
+            self.native_plan = PLANS.latency(self.given.max_ms, self.given.max)
 
     def required_evidence(self) -> frozenset[str]:
         if self.given.scope == "tool":
@@ -68,7 +68,7 @@ class Latency(OracleCheck):
     def check(self, ctx: GradeContext) -> Finding:
         p = self.given
         if p.scope == "trace":
-            # Every end set and the run within max_ms (most runs): the core's pass over the
+            # Every end set (most runs): the core's pass, failure or tolerated pass over the
             # extent its step view kept (``native_plan``).
             if self.native_plan is not None:
                 found = self.native_plan.finding(ctx)
@@ -211,7 +211,8 @@ class Tokens(OracleCheck):
         self.native_plan = PLANS.tokens(p.max_input_tokens, p.max_output_tokens, p.max_total_tokens)
 
     def check(self, ctx: GradeContext) -> Finding:
-        # Within every limit (most runs): the core's sums and pass (``native_plan``).
+        # The core's sums over the leaf model calls its step view found, and its pass or
+        # failure (``native_plan``): every run whose counts are plain ints.
         found = self.native_plan.finding(ctx)
         if found is not None:
             return found
@@ -228,7 +229,7 @@ class Tokens(OracleCheck):
         }
         over = [f"{k} {sums[k]} > {v}" for k, v in limits.items() if v is not None and sums[k] > v]
         details = {"model_calls": len(leaves), **{f"{k}_tokens": v for k, v in sums.items()}}
-        # Over a limit (the plan answers every run within them).
+        # Over a limit with a count the core left to Python (a bool, an int past 64 bits).
         heavy = sorted(leaves, key=lambda g: -((g.input_tokens or 0) + (g.output_tokens or 0)))
         heavy = heavy[:5]
         return Finding.fail(

@@ -54,7 +54,7 @@ from otel_oracles.grade.oracles.trace_common import (
 )
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.defaults import new_list
-from otel_oracles.model.step import Step, StepKind
+from otel_oracles.model.step import TOOLISH_KINDS, Step, StepKind
 from otel_oracles.model.tool_name import first_match
 
 
@@ -621,7 +621,9 @@ class MaxSteps(OracleCheck):
     def __init__(self, params: MaxStepsParams) -> None:
         super().__init__(params)
         p = self.given
-        self.native_plan = PLANS.max_steps(frozenset(p.kinds), StepKind.GENERATION, p.max)
+        self.native_plan = PLANS.max_steps(
+            frozenset(p.kinds), StepKind.GENERATION, p.max, TOOLISH_KINDS, StepKind.AGENT
+        )
 
     def required_evidence(self) -> frozenset[str]:
         if set(self.given.kinds) & TOOL_KINDS:
@@ -629,8 +631,9 @@ class MaxSteps(OracleCheck):
         return self.evidence
 
     def check(self, ctx: GradeContext) -> Finding:
-        # The usual answer, a count within ``max`` that stands: the core's (``native_plan``,
-        # which also words a count within ``max`` below).
+        # The usual answer, a count within ``max`` that stands, or over it when the kinds
+        # are whole groups of the step view: the core's (``native_plan``, which also words a
+        # count within ``max`` below).
         found = self.native_plan.finding(ctx)
         if found is not None:
             return found

@@ -19,7 +19,8 @@ use otel_oracles_core::hashing::{FastMap, FastMapExt};
 use pyo3::exceptions::PyOverflowError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
+use std::sync::OnceLock;
 
 use super::messages::{assistant_text, call_ids, messages_empty, tool_names};
 use crate::pydict::{self, items_of};
@@ -36,8 +37,10 @@ type Finding<'py> = (
 );
 
 /// What the facts read of one step, typed.
-struct Rec {
-    step: Py<PyAny>,
+pub(crate) struct Rec {
+    pub(crate) step: Py<PyAny>,
+    /// The step's place in the trajectory's steps (what the checks count in order).
+    pub(crate) pos: usize,
     index: i128,
     start: Option<i128>,
     end: Option<i128>,
@@ -102,6 +105,8 @@ pub struct StepView {
     others: Vec<Py<PyAny>>,
     /// The run's extent over every step's times, as `latency` (trace scope) reads it.
     pub(crate) extent: Extent,
+    /// The leaf model calls and their tokens (`leaves`), found on first ask.
+    leaves: OnceLock<Leaves>,
     /// What the evidence probes' walks found, per probe and scope (`EvidencePlan.lacking`):
     /// the contracts graded on a trajectory ask the same names (`tool_arguments`,
     /// `tool_outcomes`), and each contract's plan, and each check's where the contract's
@@ -138,6 +143,30 @@ impl Extent {
             Some((first, last)) => (first.min(start), last.max(end)),
         });
     }
+}
+
+/// The leaf model calls (`StepView.leaf_generations`) and what `tokens` sums over them,
+/// found once per view: the check of every contract graded on the trajectory, its usual
+/// answer and its failure read them here, not each leaf's fields again.
+pub(crate) struct Leaves {
+    /// Their places in `generation_recs`, in step order.
+    pub(crate) at: Vec<usize>,
+    /// Each leaf's `(input_tokens or 0, output_tokens or 0)`, in the order of `at`; `None`
+    /// when a value is neither `None` nor an exact `int` within `i64` (the check then sums
+    /// the Python values as Python does).
+    pub(crate) tokens: Option<Vec<[i64; 2]>>,
+}
+
+/// `value or 0` of a token count as an `i64`: `None` for a value that is no exact `int`
+/// within `i64` (nor `None`).
+fn tokens_of(value: &Bound<'_, PyAny>) -> Option<i64> {
+    if value.is_none() {
+        return Some(0);
+    }
+    if !value.is_exact_instance_of::<PyInt>() {
+        return None;
+    }
+    value.extract::<i64>().ok()
 }
 
 /// `(end_ns if end_ns is not None else -1, index)`: `evidence._order_key`.
@@ -220,6 +249,114 @@ impl StepView {
         })
     }
 
+    /// The leaf model calls and their tokens (`Leaves`), found on first ask: the model calls
+    /// that contain no other model call in time, in step order, without the wrappers
+    /// (`attributes.usage_aggregated`). A call contains another when the other starts no
+    /// earlier and ends no later and the two intervals differ; a call with an unknown start
+    /// or end contains nothing and is contained by nothing, and a failed attempt
+    /// (`attributes.failed_attempt`) is contained by nothing. One sort of the intervals
+    /// (per start, the earliest end; then the earliest end among later starts), not a test
+    /// of every pair; each call's fields read once, from its instance dict, with its token
+    /// counts: `tokens`' usual answer and its failure read the sums here instead of each
+    /// leaf's `input_tokens` and `output_tokens` as attributes (and again in Python).
+    pub(crate) fn leaves(&self, py: Python<'_>) -> PyResult<&Leaves> {
+        if let Some(leaves) = self.leaves.get() {
+            return Ok(leaves);
+        }
+        let attributes_key = intern!(py, "attributes");
+        let failed_key = intern!(py, "failed_attempt");
+        let aggregated_key = intern!(py, "usage_aggregated");
+        let (input_key, output_key) = (intern!(py, "input_tokens"), intern!(py, "output_tokens"));
+        let count = self.generation_recs.len();
+        let mut wrappers: Vec<bool> = Vec::with_capacity(count);
+        let mut counts: Option<Vec<[i64; 2]>> = Some(Vec::with_capacity(count));
+        let mut intervals: Vec<(i128, i128)> = Vec::with_capacity(count);
+        for g in &self.generation_recs {
+            let fields = StepFields::new(g.step.bind(py).clone());
+            let attributes = fields.get(attributes_key)?;
+            wrappers.push(pydict::get(&attributes, aggregated_key)?.is_truthy()?);
+            if let Some(kept) = &mut counts {
+                let input = tokens_of(&fields.get(input_key)?);
+                let output = tokens_of(&fields.get(output_key)?);
+                match (input, output) {
+                    (Some(input), Some(output)) => kept.push([input, output]),
+                    _ => counts = None,
+                }
+            }
+            if pydict::get(&attributes, failed_key)?.is_truthy()? {
+                continue;
+            }
+            if let (Some(start), Some(end)) = (g.start, g.end) {
+                intervals.push((start, end));
+            }
+        }
+        // Per start, the earliest end of a call starting then (the first after sorting).
+        intervals.sort_unstable();
+        intervals.dedup_by_key(|interval| interval.0);
+        // `[i]`: the earliest end of a call starting at or after `intervals[i]`'s start
+        // (`None` past the last: no such call).
+        let mut earliest_end_from: Vec<Option<i128>> = vec![None; intervals.len() + 1];
+        for i in (0..intervals.len()).rev() {
+            let end = intervals[i].1;
+            earliest_end_from[i] = Some(earliest_end_from[i + 1].map_or(end, |e| e.min(end)));
+        }
+        let is_leaf = |g: &Rec| -> bool {
+            let (Some(start), Some(end)) = (g.start, g.end) else {
+                return true; // no known interval
+            };
+            let Ok(at) = intervals.binary_search_by_key(&start, |interval| interval.0) else {
+                return true; // only failed attempts start then (left out above)
+            };
+            // Another call starting later and ending no later, or starting at the same time
+            // and ending earlier (an identical interval is not containment).
+            earliest_end_from[at + 1].map_or(true, |e| e > end) && intervals[at].1 >= end
+        };
+        let at: Vec<usize> = self
+            .generation_recs
+            .iter()
+            .zip(wrappers)
+            .enumerate()
+            .filter(|(_, (g, wrapper))| !wrapper && is_leaf(g))
+            .map(|(at, _)| at)
+            .collect();
+        let tokens = counts.map(|counts| at.iter().map(|&at| counts[at]).collect());
+        // Kept once (another thread that found them while Python code ran above kept the
+        // same answer, which stays).
+        let _ = self.leaves.set(Leaves { at, tokens });
+        self.leaves
+            .get()
+            .ok_or_else(|| pyo3::exceptions::PyRuntimeError::new_err("leaves not kept"))
+    }
+
+    /// The step of a model call's record (`generation_recs[at]`, a leaf's `Leaves::at`).
+    pub(crate) fn generation_step<'py>(&self, py: Python<'py>, at: usize) -> &Bound<'py, PyAny> {
+        self.generation_recs[at].step.bind(py)
+    }
+
+    /// The records of the groups asked for (the tool calls, the model calls, the agents),
+    /// in step order: what `max_steps` counts when its kinds are whole groups.
+    pub(crate) fn records_of(&self, calls: bool, generations: bool, agents: bool) -> Vec<&Rec> {
+        let mut out: Vec<&Rec> = Vec::new();
+        for (wanted, recs) in [
+            (calls, &self.call_recs),
+            (generations, &self.generation_recs),
+            (agents, &self.agent_recs),
+        ] {
+            if wanted {
+                out.extend(recs.iter());
+            }
+        }
+        out.sort_unstable_by_key(|rec| rec.pos); // each step is in one group: no ties
+        out
+    }
+
+    /// How many records the groups asked for hold (`records_of(...).len()`).
+    pub(crate) fn count_of(&self, calls: bool, generations: bool, agents: bool) -> usize {
+        usize::from(calls) * self.call_recs.len()
+            + usize::from(generations) * self.generation_recs.len()
+            + usize::from(agents) * self.agent_recs.len()
+    }
+
     /// `last_run_agents`' records, outermost first.
     fn last_run_agent_recs(&self) -> Vec<&Rec> {
         let mut ordered: Vec<&Rec> = self.agent_recs.iter().collect();
@@ -284,7 +421,7 @@ impl StepView {
         let mut all_raw = true;
         let mut any = false;
         let mut extent = Extent::default();
-        for step in steps.try_iter()? {
+        for (pos, step) in steps.try_iter()?.enumerate() {
             let fields = StepFields::new(step?);
             any = true;
             let raw_none = fields.get(raw_key)?.is_none();
@@ -306,6 +443,7 @@ impl StepView {
             }
             let mut rec = Rec {
                 step: fields.step.clone().unbind(),
+                pos,
                 index: number(&fields.get(index_key)?)?,
                 start,
                 end,
@@ -353,6 +491,7 @@ impl StepView {
             agent_recs,
             others,
             extent,
+            leaves: OnceLock::new(),
             answers: Answers::default(),
         })
     }
@@ -377,58 +516,16 @@ impl StepView {
 
     /// `trace_budget.leaf_generations`: the model calls that contain no other model call in
     /// time, in step order, without the calls the mapping marked as wrappers
-    /// (`attributes.usage_aggregated`). A call contains another when the other starts no
-    /// earlier and ends no later and the two intervals differ; a call with an unknown start
-    /// or end contains nothing and is contained by nothing, and a failed attempt
-    /// (`attributes.failed_attempt`) is contained by nothing. One sort of the intervals
-    /// (per start, the earliest end; then the earliest end among later starts), not a test
-    /// of every pair: the times are already typed in the records, so the `tokens` check of
-    /// every contract reads two attributes per call here instead of a Python pass over
-    /// every call's times.
+    /// (`attributes.usage_aggregated`); found once per view (`leaves`).
     fn leaf_generations<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let attributes_key = intern!(py, "attributes");
-        let failed_key = intern!(py, "failed_attempt");
-        let aggregated_key = intern!(py, "usage_aggregated");
-        let mut wrappers: Vec<bool> = Vec::with_capacity(self.generation_recs.len());
-        let mut intervals: Vec<(i128, i128)> = Vec::with_capacity(self.generation_recs.len());
-        for g in &self.generation_recs {
-            let attributes = StepFields::new(g.step.bind(py).clone()).get(attributes_key)?;
-            wrappers.push(pydict::get(&attributes, aggregated_key)?.is_truthy()?);
-            if pydict::get(&attributes, failed_key)?.is_truthy()? {
-                continue;
-            }
-            if let (Some(start), Some(end)) = (g.start, g.end) {
-                intervals.push((start, end));
-            }
-        }
-        // Per start, the earliest end of a call starting then (the first after sorting).
-        intervals.sort_unstable();
-        intervals.dedup_by_key(|interval| interval.0);
-        // `[i]`: the earliest end of a call starting at or after `intervals[i]`'s start
-        // (`None` past the last: no such call).
-        let mut earliest_end_from: Vec<Option<i128>> = vec![None; intervals.len() + 1];
-        for i in (0..intervals.len()).rev() {
-            let end = intervals[i].1;
-            earliest_end_from[i] = Some(earliest_end_from[i + 1].map_or(end, |e| e.min(end)));
-        }
-        let is_leaf = |g: &Rec| -> bool {
-            let (Some(start), Some(end)) = (g.start, g.end) else {
-                return true; // no known interval
-            };
-            let Ok(at) = intervals.binary_search_by_key(&start, |interval| interval.0) else {
-                return true; // only failed attempts start then (left out above)
-            };
-            // Another call starting later and ending no later, or starting at the same time
-            // and ending earlier (an identical interval is not containment).
-            earliest_end_from[at + 1].map_or(true, |e| e > end) && intervals[at].1 >= end
-        };
-        let leaves = self
-            .generation_recs
-            .iter()
-            .zip(wrappers)
-            .filter(|(g, wrapper)| !wrapper && is_leaf(g))
-            .map(|(g, _)| g.step.bind(py));
-        PyList::new(py, leaves)
+        let leaves = self.leaves(py)?;
+        PyList::new(
+            py,
+            leaves
+                .at
+                .iter()
+                .map(|&at| self.generation_recs[at].step.bind(py)),
+        )
     }
 
     /// `evidence._run_error_step(last, agents)`: `last` when it failed (status `error`, or
