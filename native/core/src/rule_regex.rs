@@ -358,6 +358,18 @@ fn size(alts: &[Vec<Item>]) -> usize {
         .sum()
 }
 
+/// The one item `node` is, when it is a single character, set, `.` or anchor.
+fn single(node: &Node) -> Option<Item> {
+    Some(match node {
+        Node::Char(c) => Item::Char(*c),
+        Node::Set(set) => Item::Set(set.clone()),
+        Node::Any => Item::Any,
+        Node::Start => Item::Start,
+        Node::End => Item::End,
+        _ => return None,
+    })
+}
+
 /// The fixed-length alternatives `node` is the union of, or `None` when it has an opaque
 /// part, a repetition other than a plain `?`, or too many of them.
 fn expand(node: &Node) -> Option<Vec<Vec<Item>>> {
@@ -380,22 +392,48 @@ fn expand(node: &Node) -> Option<Vec<Vec<Item>>> {
         }
         Node::Concat(items) => {
             let mut alts: Vec<Vec<Item>> = vec![Vec::new()];
+            // `size(&alts)`, kept as the items are appended.
+            let mut total = 0;
             for item in items {
+                // Most items are one character (a literal run): appended to every head in
+                // place. Joining fresh copies of every head per item made a literal pattern
+                // quadratic in its length (~14 M instructions of every start: the table's
+                // patterns are planned when it is built).
+                if let Some(single) = single(item) {
+                    total += alts.len();
+                    if total > MAX_EXACT_SIZE {
+                        return None;
+                    }
+                    if let Some((last, heads)) = alts.split_last_mut() {
+                        for head in heads {
+                            head.push(single.clone());
+                        }
+                        last.push(single);
+                    }
+                    continue;
+                }
                 let tails = expand(item)?;
                 if alts.len() * tails.len() > MAX_EXACT_ALTERNATIVES {
                     return None;
                 }
-                alts = alts
-                    .iter()
-                    .flat_map(|head| {
-                        tails.iter().map(move |tail| {
-                            let mut joined = head.clone();
-                            joined.extend(tail.iter().cloned());
-                            joined
+                alts = if let [tail] = tails.as_slice() {
+                    for head in &mut alts {
+                        head.extend(tail.iter().cloned());
+                    }
+                    alts
+                } else {
+                    alts.iter()
+                        .flat_map(|head| {
+                            tails.iter().map(move |tail| {
+                                let mut joined = head.clone();
+                                joined.extend(tail.iter().cloned());
+                                joined
+                            })
                         })
-                    })
-                    .collect();
-                if size(&alts) > MAX_EXACT_SIZE {
+                        .collect()
+                };
+                total = size(&alts);
+                if total > MAX_EXACT_SIZE {
                     return None;
                 }
             }
