@@ -31,11 +31,13 @@ dates) is never cached.
 
 Beside the files' entries, ``load_conventions`` keeps one entry per set of files: the set's
 ``_compile.blueprint`` (what compiling its rules works out, and what its files say besides
-them, as plain data), keyed by every file read (its key and its entry's digest) and the
-compiler's code (``set_key``), so a warm start builds the compiled set from it instead of
-compiling the rules again, and validates no file's entry unless the files are asked for
-(docs/performance-history.md, "Start-up: the compiled set kept in the conventions cache",
-"Start-up: the conventions' files built when asked for").
+them, as plain data), keyed by every file read (its key) and the compiler's code
+(``set_key``), with the digest of each file's entry it was compiled from, so a warm start
+builds the compiled set from it instead of compiling the rules again, and neither reads nor
+validates a file's entry unless the files are asked for; then only the very entries the set
+was compiled from are used (docs/performance-history.md, "Start-up: the compiled set kept in
+the conventions cache", "Start-up: the conventions' files built when asked for", "Start-up:
+the compiled set keyed by the files alone").
 """
 
 import json
@@ -64,9 +66,10 @@ __all__ = ["CACHE_DIR_ENV", "CACHE_ROOT_ENV", "ConventionCache", "default_dir"]
 FORMAT = b"otel-oracles conventions cache 3"
 """Changes when the entry layout does (3: values equal to their defaults left out)."""
 
-SET_FORMAT = b"otel-oracles compiled conventions 2"
+SET_FORMAT = b"otel-oracles compiled conventions 3"
 """Changes when the layout of a compiled set's entry does (2: keyed by every file read, with
-what the set says besides its rules, so a warm start builds no file)."""
+what the set says besides its rules, so a warm start builds no file; 3: keyed by the files'
+keys alone, with the digests of the files' entries it was compiled from)."""
 
 COMPILER = ("_compile.py", "_loader.py")
 """The modules (beside ``config.py``) whose code makes a set's ``blueprint``: their source
@@ -162,17 +165,22 @@ class ConventionCache:
     # every start when made again; with it, a warm start builds no ``ConventionFile`` at
     # all: ``ConventionSet.files`` is read from the files' entries only when asked for). It
     # is named after every file read (their paths, in load order) and keyed by each one's
-    # key (its bytes, path, the schema and the engine) and its entry's digest (the entry
-    # whose validated content the set was compiled from), with the code that makes a
-    # blueprint. So a changed file, a changed entry, one added or left out, another load
-    # order or another compiler never reads an old set: its key differs, and the set is
-    # compiled again and written over the old entry. Read as every entry is (``read_entry``:
-    # the grader's own, its digest matching); a blueprint of another shape is compiled
-    # again (``load_conventions``).
+    # key (its bytes, path, the schema and the engine), with the code that makes a
+    # blueprint. So a changed file, one added or left out, another load order or another
+    # compiler never reads an old set: its key differs, and the set is compiled again and
+    # written over the old entry. It holds the digest of each file's entry whose validated
+    # content it was compiled from, in load order: a warm start does not read the files'
+    # entries (reading and hashing them was ~12 M instructions of every start), and when
+    # the files are asked for, an entry is used only if its digest is the one recorded, so
+    # the files are the very content the set was compiled from; a changed entry (damaged,
+    # or forged by the grader's own user) is not read, its file is validated from its YAML
+    # again (same bytes as the key says) and its entry written again. Read as every entry is
+    # (``read_entry``: the grader's own, its digest matching); a blueprint of another shape
+    # is compiled again (``load_conventions``).
 
-    def set_key(self, files: Sequence[tuple[str, str]]) -> str:
-        """The key of the set read from ``files``: each one's ``(key, entry digest)``, in
-        load order."""
+    def set_key(self, keys: Sequence[str]) -> str:
+        """The key of the set read from the files of ``keys`` (each one's ``key``), in load
+        order."""
         digest = self._salted.copy()
         here = Path(_schema.__file__).parent
         digest.update(SET_FORMAT)
@@ -180,18 +188,18 @@ class ConventionCache:
             code = (here / name).read_bytes()
             digest.update(len(code).to_bytes(8, "big"))
             digest.update(code)
-        for key, entry in files:
+        for key in keys:
             digest.update(key.encode())
-            digest.update(entry.encode())
         return digest.hexdigest()
 
     def _set_path(self, sources: Sequence[str]) -> Path:
         named = _sha256("\0".join(sources).encode()).hexdigest()[:32]
         return self.dir / f"set-{named}.json"
 
-    def get_set(self, key: str, sources: Sequence[str]) -> tuple[Any, Any] | None:
-        """The blueprint kept for the set read from ``sources`` (load order) under ``key``
-        and the ``parse:`` names of every file read, or ``None``."""
+    def get_set(self, key: str, sources: Sequence[str]) -> tuple[Any, Any, list[str]] | None:
+        """The blueprint kept for the set read from ``sources`` (load order) under ``key``,
+        the ``parse:`` names of every file read and the digests of the files' entries it was
+        compiled from (load order), or ``None``."""
         body = read_entry(self._set_path(sources))
         if body is None:
             return None
@@ -201,18 +209,31 @@ class ConventionCache:
             return None
         if not isinstance(entry, dict) or entry.get("key") != key:
             return None
-        return entry.get("compiled"), entry.get("parsers")
+        entries = entry.get("entries")
+        if not (
+            isinstance(entries, list)
+            and len(entries) == len(sources)
+            and all(isinstance(digest, str) for digest in entries)
+        ):
+            return None
+        return entry.get("compiled"), entry.get("parsers"), entries
 
     def put_set(
-        self, key: str, sources: Sequence[str], blueprint: dict[str, Any], parsers: list[str]
+        self,
+        key: str,
+        sources: Sequence[str],
+        blueprint: dict[str, Any],
+        parsers: list[str],
+        entries: list[str],
     ) -> None:
-        """Keep ``blueprint`` and ``parsers`` (the ``parse:`` names of every file read, the
+        """Keep ``blueprint``, ``parsers`` (the ``parse:`` names of every file read, the
         files a set leaves out included: a start checks them against the parsers then
-        installed) under ``key`` when JSON gives the blueprint back unchanged (``tuples``
+        installed) and ``entries`` (the digests of the files' entries it was compiled from,
+        load order) under ``key`` when JSON gives the blueprint back unchanged (``tuples``
         read as lists; a value JSON cannot hold, as a date, or a mapping with keys other
         than texts, is never kept)."""
         try:
-            entry = {"key": key, "compiled": blueprint, "parsers": parsers}
+            entry = {"key": key, "compiled": blueprint, "parsers": parsers, "entries": entries}
             body = json.dumps(entry, ensure_ascii=False).encode()
             if json.loads(body)["compiled"] != _listed(blueprint):
                 return

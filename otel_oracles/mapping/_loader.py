@@ -198,12 +198,12 @@ def load_convention_file(
 
 
 class _Read(NamedTuple):
-    """A mapping file's bytes, its cache key and its entry (body, digest) if there is one."""
+    """A mapping file's bytes and its cache key (its entry is read when its content is
+    needed: ``_validated``)."""
 
     path: Path
     raw: bytes
     key: str
-    entry: tuple[bytes, str] | None
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -218,15 +218,21 @@ def _read_bytes(path: Path) -> bytes:
 def _read(path: Path, cache: ConventionCache) -> _Read:
     raw = _read_bytes(path)
     source = str(path)
-    return _Read(path, raw, cache.key(path.stem, source, raw), cache.entry(source))
+    return _Read(path, raw, cache.key(path.stem, source, raw))
 
 
-def _validated(read: _Read, cache: ConventionCache) -> tuple[ConventionFile, str | None]:
-    """The file validated from its entry when that is this very file's, else from its YAML
-    (then kept): with the digest of the entry it is in (``None`` when it is not kept)."""
-    if read.entry is not None:
-        body, digest = read.entry
-        conv = cache.file_of(body, read.key, str(read.path))
+def _validated(
+    read: _Read, cache: ConventionCache, recorded: str | None = None
+) -> tuple[ConventionFile, str | None]:
+    """The file validated from its entry when that is this very file's (and, with
+    ``recorded``, the entry of that digest: the one a kept set was compiled from), else
+    from its YAML (then kept): with the digest of the entry it is in (``None`` when it is
+    not kept)."""
+    source = str(read.path)
+    entry = cache.entry(source)
+    if entry is not None and (recorded is None or entry[1] == recorded):
+        body, digest = entry
+        conv = cache.file_of(body, read.key, source)
         if conv is not None:
             return conv, digest
     conv = _parse_convention_file(read.path, read.raw)
@@ -302,8 +308,8 @@ def load_conventions(
             if kept is not None:
                 return kept
     by_name: dict[str, ConventionFile] = {}
-    keys: list[tuple[str, str]] = []
-    """Per file read, its key and its entry's digest: the compiled set's key."""
+    digests: list[str] = []
+    """Per file read, its entry's digest (kept with the compiled set)."""
     kept_all = reads is not None
     """Whether every file is kept in ``cache`` (else the compiled set is not kept either)."""
     parse_names: set[str] = set()
@@ -315,7 +321,7 @@ def load_conventions(
             if digest is None:
                 kept_all = False
             else:
-                keys.append((reads[n].key, digest))
+                digests.append(digest)
         _check_parsers(conv, parsers)
         parse_names.update(_parse_names(conv))
         by_name[conv.name] = conv
@@ -334,8 +340,10 @@ def load_conventions(
         return result
     from otel_oracles.mapping._compile import blueprint, build_set
 
+    assert reads is not None  # kept_all
     plan = blueprint(result)
-    cache.put_set(cache.set_key(keys), [str(p) for p in paths], plan, sorted(parse_names))
+    key = cache.set_key([read.key for read in reads])
+    cache.put_set(key, [str(p) for p in paths], plan, sorted(parse_names), digests)
     result._compiled = build_set(plan, parsers)
     return result
 
@@ -355,23 +363,23 @@ def _kept_set(
     reads: list[_Read], parsers: ParserRegistry, cache: ConventionCache
 ) -> ConventionSet | None:
     """The set of the files ``reads`` holds built from the compiled set ``cache`` keeps for
-    them (keyed by every file's bytes and entry: ``ConventionCache.set_key``), or ``None``
-    when it keeps none, a file has no entry, a ``parse:`` name of the set is not among the
-    parsers now installed (the files are read then, and the error names the file) or the
-    kept data is of another shape. Its files, when asked for, are validated from the very
-    entries the set was keyed by (read now, kept in memory), or their YAML read now."""
+    them (keyed by every file's bytes: ``ConventionCache.set_key``), or ``None`` when it
+    keeps none, a ``parse:`` name of the set is not among the parsers now installed (the
+    files are read then, and the error names the file) or the kept data is of another
+    shape. No file's entry is read here; the files, when asked for, are validated from
+    the very entries the set was compiled from (their digests are kept with it), or from
+    their YAML when an entry is gone or another."""
     from otel_oracles.mapping._compile import build_set
 
-    keys: list[tuple[str, str]] = []
-    for read in reads:
-        if read.entry is None:
-            return None
-        keys.append((read.key, read.entry[1]))
-    found = cache.get_set(cache.set_key(keys), [str(read.path) for read in reads])
+    found = cache.get_set(
+        cache.set_key([read.key for read in reads]), [str(read.path) for read in reads]
+    )
     if found is None:
         return None
-    kept, parse_names = found
-    by_source = {str(read.path): read for read in reads}
+    kept, parse_names, digests = found
+    by_source = {
+        str(read.path): (read, digest) for read, digest in zip(reads, digests, strict=True)
+    }
     try:
         if any(parsers.problem(name) is not None for name in parse_names):
             return None
@@ -381,6 +389,6 @@ def _kept_set(
         return None
 
     def files() -> list[ConventionFile]:
-        return [_validated(read, cache)[0] for read in order]
+        return [_validated(read, cache, digest)[0] for read, digest in order]
 
     return ConventionSet._kept(files, parsers, compiled)

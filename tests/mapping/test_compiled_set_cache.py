@@ -1,8 +1,8 @@
 """The compiled set kept in the conventions cache (``_cache.ConventionCache.get_set``): a warm
 start builds the core's objects from the set's blueprint instead of compiling its rules again,
-and never from a blueprint of other files. An edited file, a file entry whose content changed,
-a damaged entry or one of another shape all compile the set again, and the rules then in
-effect are the files' own."""
+and never from a blueprint of other files. An edited file, a damaged entry or one of another
+shape all compile the set again, and the rules then in effect are the files' own; a file
+entry whose content changed is never paired with the set."""
 
 from __future__ import annotations
 
@@ -145,22 +145,53 @@ def test_an_edited_file_takes_effect(tmp_path: Path, user_dir: Path) -> None:
     assert set_entry(tmp_path / "cache").read_bytes() == after
 
 
-def test_a_file_entry_that_changed_compiles_the_set_again(tmp_path: Path, user_dir: Path) -> None:
-    """The set is keyed by its files' entries' content, not only by the YAML: a file entry
-    whose content changed (forged with its digest) is never paired with the set compiled
-    from the old one."""
+def test_a_file_entry_that_changed_is_not_paired_with_the_set(
+    tmp_path: Path, user_dir: Path
+) -> None:
+    """The set is keyed by its files' bytes and holds the digests of the file entries it
+    was compiled from: a warm start reads no file entry, and a file entry whose content
+    changed (forged with its digest) is never used, neither by the set nor by its files
+    when asked for (validated from the YAML again, the entry written again): the set and
+    its files stay the YAML's."""
     cache = ConventionCache(tmp_path / "cache")
+    cold = load_conventions([user_dir])
     load_conventions([user_dir], cache)
     (file_entry,) = (
         e
         for e in (tmp_path / "cache").glob("*.json")
         if not e.name.startswith("set-") and "my-agent" in e.read_text()
     )
+    good = file_entry.read_bytes()
     doc = body(file_entry)
     rule = doc["file"]["rules"][0]
     rule["match"]["all"][0]["attr"] = rule["fields"]["tool"][0]["attr"] = "forged.tool"
     forge(file_entry, doc)
-    assert tool_of(load_conventions([user_dir], cache), "forged.tool") == [("tool_call", "x")]
+    warm = load_conventions([user_dir], cache)
+    assert tool_of(warm, "forged.tool") == []
+    assert tool_of(warm, "my.tool.name") == [("tool_call", "x")]
+    assert warm.rule("my-agent/tool") == cold.rule("my-agent/tool")
+    assert warm.files == cold.files
+    assert file_entry.read_bytes() == good  # validated from the YAML, written again
+
+
+def test_a_warm_load_reads_no_file_entry(tmp_path: Path, user_dir: Path) -> None:
+    """Only the set's entry is read by a warm start: with every file's entry gone, the set
+    is still built from its blueprint (not compiled again: a forged blueprint takes
+    effect), and the files, when asked for, come from their YAML."""
+    cache = ConventionCache(tmp_path / "cache")
+    cold = load_conventions([user_dir])
+    load_conventions([user_dir], cache)
+    entry = set_entry(tmp_path / "cache")
+    doc = body(entry)
+    (mine,) = (r for r in doc["compiled"]["rules"] if r[0] == "my-agent")
+    mine[2] = "retrieval"
+    forge(entry, doc)
+    for file_entry in (tmp_path / "cache").glob("*.json"):
+        if not file_entry.name.startswith("set-"):
+            file_entry.unlink()
+    warm = load_conventions([user_dir], cache)
+    assert [r.step for r in warm.compiled().rules if r.file == "my-agent"] == ["retrieval"]
+    assert warm.files == cold.files
 
 
 def test_another_set_of_files_is_another_entry(tmp_path: Path, user_dir: Path) -> None:
@@ -173,7 +204,8 @@ def test_another_set_of_files_is_another_entry(tmp_path: Path, user_dir: Path) -
 
 
 @pytest.mark.parametrize(
-    "damage", ["truncated", "not json", "digest", "stale key", "not a dict", "shape", "types"]
+    "damage",
+    ["truncated", "not json", "digest", "stale key", "not a dict", "shape", "entries", "types"],
 )
 def test_a_bad_set_entry_is_compiled_again(tmp_path: Path, user_dir: Path, damage: str) -> None:
     cache = ConventionCache(tmp_path / "cache")
@@ -196,6 +228,10 @@ def test_a_bad_set_entry_is_compiled_again(tmp_path: Path, user_dir: Path, damag
         forge(entry, doc["compiled"]["rules"])  # type: ignore[arg-type]
     elif damage == "shape":
         del doc["compiled"]["plans"]
+        forge(entry, doc)
+    elif damage == "entries":  # a digest short: the entries it was compiled from unknown
+        doc["compiled"]["rules"][0][2] = "retrieval"
+        doc["entries"] = doc["entries"][:-1]
         forge(entry, doc)
     else:
         doc["compiled"]["table"]["rules"][0] = [[["exists", "not a number", True]], []]
