@@ -24,6 +24,14 @@ from tests.oracles.trace_builders import MS, gen, tool, traj
 from tests.support.captured import captured_trajectories
 from tests.support.check_reference import REFERENCE
 
+LONE = "\udcff"
+"""A lone surrogate (``surrogateescape``'s decoding of a byte that is not UTF-8): a ``str``
+an application hands the grader may hold one, which Rust's text cannot."""
+
+BIG = 10**30
+"""A contract number past every ``usize``: the Python bodies compared and showed it as any
+``int``."""
+
 SCENARIOS = (
     "a_happy",
     "b_tool_retry",
@@ -46,6 +54,7 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"tool": ["docs.search_docs"]},
         {"tool": ["*"], "max": 2},
         {"tool": ["no_such_tool"]},
+        {"tool": [f"se{LONE}", "drop_*"]},
     ],
     "tool_errors": [
         {},
@@ -53,15 +62,18 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"tools": ["search_*"]},
         {"error_pattern": None},
         {"error_pattern": "(?i)timeout|unavailable"},
-        {"max": 10**30, "tools": ["fetch_*", "search_docs"]},
+        {"max": BIG, "tools": ["fetch_*", "search_docs"]},
+        {"max": 1, "tools": [f"se{LONE}*", f"fetch{LONE}"]},
     ],
     "tool_retries": [
         {"max": 1},
         {"max": 0, "tools": ["search_docs"]},
         {"max": 3, "max_per_tool": 0},
         {"max": 3, "max_per_tool": 1},
-        {"max": 10**30, "max_per_tool": 10**30},
+        {"max": BIG, "max_per_tool": BIG},
         {"error_pattern": None},
+        {"max": 0, "tools": [f"se{LONE}"]},
+        {"max": 9, "max_per_tool": 0},
     ],
     "loop_detected": [
         {"threshold": 2},
@@ -69,6 +81,8 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"threshold": 4, "max": 1},
         {"threshold": 2, "tools": ["search_*"]},
         {"threshold": 2, "tools": ["no_such_tool"]},
+        {"threshold": BIG},
+        {"threshold": 2, "tools": [f"se{LONE}"]},
     ],
     "max_tool_calls": [
         {"max": 0},
@@ -78,12 +92,15 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"max": 1, "tools": ["search_docs"]},
         {"max": 0, "tools": ["final_answer", "final_result"]},
         {"max": 0, "tools": ["no_such_tool"]},
+        {"max": BIG},
+        {"max": 1, "tools": [f"se{LONE}"]},
     ],
     "tokens": [
         {"max_total_tokens": 200000},
         {"max_input_tokens": 10},
         {"max_output_tokens": 0, "max_total_tokens": 5},
-        {"max_input_tokens": 10**30},
+        {"max_input_tokens": BIG},
+        {"max_input_tokens": BIG, "max_output_tokens": 0, "max_total_tokens": BIG},
     ],
     "max_steps": [
         {"max": 60},
@@ -91,6 +108,7 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"max": 0},
         {"max": 5, "kinds": ["tool_call"]},
         {"max": 5, "kinds": ["generation", "agent"]},
+        {"max": BIG},
     ],
     "latency": [
         {"max_ms": 120000},
@@ -98,6 +116,7 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"max_ms": 12.5, "max": 1},
         {"max_ms": 1e-7},
         {"max_ms": 35.0000001},
+        {"max_ms": 0.001, "max": BIG},
     ],
     "tool_sequence": [
         {"expected": ["search_docs"]},
@@ -118,6 +137,8 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
             ]
         },
         {"expected": [], "mode": "exact"},
+        {"expected": [f"se{LONE}", "search_docs"], "ignore": [f"fetch{LONE}"]},
+        {"expected": [f"se{LONE}*"], "mode": "any_order"},
     ],
     "tool_called": [
         {"tool": "search_docs"},
@@ -128,6 +149,11 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"tool": "search_docs", "args": {"q": "a"}, "min": 2},
         {"tool": "search_docs", "args_regex": {"q": "^zzz"}},
         {"tool": "write_file", "args_regex": {"path": "^tests/"}, "max": 1},
+        {"tool": "search_docs", "min": BIG},
+        {"tool": "search_docs", "min": 0, "max": BIG},
+        {"tool": "*", "min": BIG, "max": BIG},
+        {"tool": f"se{LONE}", "max": 1},
+        {"tool": f"se{LONE}*", "min": 0, "max": 0},
     ],
     "handoff": [
         {
@@ -139,6 +165,7 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"required": ["research* -> [hr]elper", "* -> *"]},
         {"required": [{"from": "?esearcher", "to": "*"}], "forbidden": ["*assistant -> *"]},
         {},
+        {"required": [f"res{LONE} -> *"], "forbidden": [f"* -> b{LONE}"]},
     ],
 }
 
@@ -316,6 +343,26 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
             gen("done"),
         ),
     )
+    yield "lone surrogates in names and texts", _surrogates(stopped=False)
+    yield "lone surrogates, the run stopped short", _surrogates(stopped=True)
+
+
+def _surrogates(stopped: bool) -> Trajectory:
+    """Tool names, results, error texts and agent names holding a lone surrogate: calls over
+    a max, failed and retried, a loop, a handoff; ``stopped``, the run also ends in the
+    middle of its work, so ``stopped_short``'s text names a call by its tool."""
+    named = f"se{LONE}"
+    steps = [
+        gen(tool_calls=[named]),
+        tool(named, {"q": LONE}, f"error: time{LONE}out", status="error", agent=f"res{LONE}"),
+        tool(named, {"q": LONE}, {"error": f"again{LONE}"}, agent=f"res{LONE}"),
+        tool(named, {"q": LONE}, "ok", agent=f"res{LONE}"),
+        tool(f"fetch{LONE}", {"u": 1}, f"error: 50{LONE}", status="error"),
+        {"kind": StepKind.HANDOFF, "from_agent": f"res{LONE}", "to_agent": f"b{LONE}"},
+        gen(tool_calls=[named]),
+        tool(named, {"q": "b"}, "ok") if stopped else gen("done"),
+    ]
+    return traj(*steps)
 
 
 def _transfers(named: bool) -> Trajectory:

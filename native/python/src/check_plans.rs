@@ -71,7 +71,7 @@ enum Kind {
     /// another's arguments often enough (`repeated_args_candidates` empty).
     Loop {
         tools: Py<PyTuple>,
-        threshold: usize,
+        threshold: Budget,
         /// `"no tool called {threshold}+ times with the same arguments"`.
         message: Py<PyString>,
     },
@@ -83,11 +83,11 @@ enum Kind {
         limit: String,
         /// The runs over `max_ms` tolerated (the check's `max`): past none, a run over
         /// `max_ms` fails; else it passes, one budgeted exception used.
-        tolerated: usize,
+        tolerated: Budget,
     },
     /// `max_tool_calls`: the count of `tools`' calls within `max` or over it, when no call
     /// answers and none is nameless (no call to leave out of the count).
-    MaxCalls { tools: Py<PyTuple>, max: usize },
+    MaxCalls { tools: Py<PyTuple>, max: Budget },
     /// `tokens`: the leaf model calls' input, output and total tokens within each limit
     /// given (`max_input_tokens`, `max_output_tokens`, `max_total_tokens`).
     Tokens { limits: [Option<Py<PyAny>>; 3] },
@@ -106,21 +106,23 @@ enum Kind {
         /// counted their records, no step's kind read again. `None`: each step's kind is
         /// read.
         groups: Option<[bool; 3]>,
-        max: usize,
+        max: Budget,
     },
     /// A plan that answers every trajectory (`check_plans_more`).
     More(More),
 }
 
-/// A budget param (`max`: an `int` of any size, `>= 0` by its validation): compared with
-/// a count as a `usize` (past every count when larger), shown as Python shows it.
-struct Budget {
-    max: usize,
-    shown: String,
+/// A contract's number (`max`, `min`, `threshold`: an `int` of any size, `>= 0` by its
+/// validation): compared with a count as a `usize` (past every count when larger), shown
+/// as Python shows it. Taking a `usize` instead would make `max: 10**30`, which the Python
+/// body judged, an error building the check.
+pub(crate) struct Budget {
+    pub(crate) max: usize,
+    pub(crate) shown: String,
 }
 
 impl Budget {
-    fn of(value: &Bound<'_, PyInt>) -> PyResult<Self> {
+    pub(crate) fn of(value: &Bound<'_, PyInt>) -> PyResult<Self> {
         let max = match value.extract() {
             Ok(max) => max,
             Err(_) if value.gt(0)? => usize::MAX,
@@ -164,13 +166,21 @@ impl CheckPlans {
 
     /// `tool_not_called`'s plan for `tools` (its names or globs, as given).
     fn tool_not_called(&self, py: Python<'_>, tools: Bound<'_, PyTuple>) -> PyResult<CheckPlan> {
-        let names: Vec<String> = tools.extract()?;
-        let message = format!("none of {} was called", names.join(", "));
+        // The names as given (any `str`), joined as the Python f-string joined them.
+        let mut text = Text::new(py);
+        text.push(format_args!("none of "));
+        for (i, name) in tools.iter().enumerate() {
+            if i > 0 {
+                text.push(format_args!(", "));
+            }
+            text.str(name);
+        }
+        text.push(format_args!(" was called"));
         self.plan(
             py,
             Kind::NotCalled {
+                message: text.finish()?.unbind(),
                 tools: tools.unbind(),
-                message: PyString::new(py, &message).unbind(),
             },
         )
     }
@@ -223,9 +233,13 @@ impl CheckPlans {
         &self,
         py: Python<'_>,
         tools: Bound<'_, PyTuple>,
-        threshold: usize,
+        threshold: &Bound<'_, PyInt>,
     ) -> PyResult<CheckPlan> {
-        let message = format!("no tool called {threshold}+ times with the same arguments");
+        let threshold = Budget::of(threshold)?;
+        let message = format!(
+            "no tool called {}+ times with the same arguments",
+            threshold.shown
+        );
         self.plan(
             py,
             Kind::Loop {
@@ -262,7 +276,7 @@ impl CheckPlans {
         py: Python<'_>,
         kinds: Bound<'_, PyFrozenSet>,
         generation: Bound<'_, PyAny>,
-        max: usize,
+        max: &Bound<'_, PyInt>,
         toolish: Bound<'_, PyFrozenSet>,
         agent: Bound<'_, PyAny>,
     ) -> PyResult<CheckPlan> {
@@ -286,7 +300,7 @@ impl CheckPlans {
                 groups: whole.then_some([calls > 0, generations, agents]),
                 names: PyList::new(py, names)?.unbind(),
                 kinds: kinds.unbind(),
-                max,
+                max: Budget::of(max)?,
             },
         )
     }
@@ -297,7 +311,7 @@ impl CheckPlans {
         &self,
         py: Python<'_>,
         max_ms: Bound<'_, PyFloat>,
-        max: usize,
+        max: &Bound<'_, PyInt>,
     ) -> PyResult<CheckPlan> {
         let limit = max_ms
             .call_method1(intern!(py, "__format__"), ("g",))?
@@ -307,7 +321,7 @@ impl CheckPlans {
             Kind::Latency {
                 max_ms: max_ms.value(),
                 limit,
-                tolerated: max,
+                tolerated: Budget::of(max)?,
             },
         )
     }
@@ -318,13 +332,13 @@ impl CheckPlans {
         &self,
         py: Python<'_>,
         tools: Bound<'_, PyTuple>,
-        max: usize,
+        max: &Bound<'_, PyInt>,
     ) -> PyResult<CheckPlan> {
         self.plan(
             py,
             Kind::MaxCalls {
                 tools: tools.unbind(),
-                max,
+                max: Budget::of(max)?,
             },
         )
     }
@@ -417,7 +431,7 @@ impl CheckPlan {
     #[pyo3(name = "over")]
     fn py_over<'py>(&self, calls: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
         match &self.kind {
-            Kind::MaxCalls { max, .. } if calls.len() > *max => self.over(calls, *max),
+            Kind::MaxCalls { max, .. } if calls.len() > max.max => self.over(calls, max.max),
             _ => Err(PyValueError::new_err(
                 "over: only max_tool_calls' plan words a count over its max",
             )),
@@ -482,11 +496,11 @@ impl CheckPlan {
                 tools, threshold, ..
             } => {
                 let calls = self.calls_of(&evidence, tools)?;
-                calls.len() < *threshold
+                calls.len() < threshold.max
                     || !self
                         .candidates
                         .bind(py)
-                        .call1((&evidence, calls, *threshold))?
+                        .call1((&evidence, calls, threshold.max))?
                         .is_truthy()?
             }
             Kind::MaxCalls { tools, max } => {
@@ -500,8 +514,8 @@ impl CheckPlan {
                     return Ok(None);
                 }
                 let calls = self.calls_of(&evidence, tools)?;
-                if calls.len() > *max {
-                    return self.over(&calls, *max).map(Some);
+                if calls.len() > max.max {
+                    return self.over(&calls, max.max).map(Some);
                 }
                 return self.settled(&evidence, calls.len()).map(Some);
             }
@@ -526,9 +540,9 @@ impl CheckPlan {
                     let view = view_of(&evidence)?;
                     let view = view.get();
                     let count = view.count_of(calls, gens, agents);
-                    if count > *max {
+                    if count > max.max {
                         let counted = view.records_of(calls, gens, agents);
-                        let extra = counted[*max..].iter().map(|rec| rec.step.bind(py));
+                        let extra = counted[max.max..].iter().map(|rec| rec.step.bind(py));
                         return self
                             .steps_over(py, count, PyTuple::new(py, extra)?)
                             .map(Some);
@@ -556,7 +570,7 @@ impl CheckPlan {
                             return Ok(None); // a lower bound the Python body words
                         }
                     }
-                    if count > *max {
+                    if count > max.max {
                         return Ok(None);
                     }
                     count
@@ -580,7 +594,7 @@ impl CheckPlan {
                 limit,
                 tolerated,
             } => {
-                return latency(&evidence, *max_ms, limit, *tolerated, &self.finding);
+                return latency(&evidence, *max_ms, limit, tolerated, &self.finding);
             }
             Kind::Tokens { limits } => return self.tokens(&evidence, limits),
         };
@@ -628,20 +642,20 @@ impl CheckPlan {
         max: &Budget,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = evidence.py();
-        let mut found = Vec::new();
+        let mut failing = Vec::new();
         for call in self.calls_of(evidence, tools)?.iter() {
             if let Some(why) = failed.get_item(call.as_ptr() as usize)? {
                 if !denied(&call)? {
-                    found.push((call, why));
+                    failing.push((call, why));
                 }
             }
         }
-        if found.is_empty() {
+        if failing.is_empty() {
             return self.settled(evidence, 0); // other tools' failures, or refusals
         }
-        let n = found.len();
+        let n = failing.len();
         let listed = PyList::empty(py);
-        for (call, why) in &found {
+        for (call, why) in &failing {
             let entry = PyDict::new(py);
             entry.set_item(intern!(py, "step"), call.getattr(intern!(py, "index"))?)?;
             entry.set_item(intern!(py, "tool"), call.getattr(intern!(py, "tool"))?)?;
@@ -656,7 +670,7 @@ impl CheckPlan {
                 "{n} failed tool call(s), budget {}: ",
                 max.shown
             ));
-            for (i, (call, why)) in found.iter().take(3).enumerate() {
+            for (i, (call, why)) in failing.iter().take(3).enumerate() {
                 if i > 0 {
                     text.push(format_args!("; "));
                 }
@@ -672,15 +686,15 @@ impl CheckPlan {
             ));
             intern!(py, "pass")
         };
-        let calls: Vec<_> = found.into_iter().map(|(call, _)| call).collect();
-        make_at(
-            py,
+        let calls = failing.into_iter().map(|(call, _)| call);
+        found(
             &self.finding,
             status,
             text.finish()?,
             details,
-            pointed(py, &calls)?,
+            pointed(py, calls)?,
             n,
+            false,
         )
     }
 
@@ -720,8 +734,11 @@ impl CheckPlan {
                 match stopped(evidence)? {
                     None => self.make(py, intern!(py, "pass"), message.bind(py).clone(), details),
                     Some(why) => {
-                        let text = PyString::new(py, &format!("{message} before {why}"));
-                        self.make(py, intern!(py, "missing"), text, details)
+                        let mut text = Text::new(py);
+                        text.str(message.bind(py).clone().into_any());
+                        text.push(format_args!(" before "));
+                        text.str(why);
+                        self.make(py, intern!(py, "missing"), text.finish()?, details)
                     }
                 }
             }
@@ -731,20 +748,20 @@ impl CheckPlan {
                 // A lower bound when a framework's limit cut the run off.
                 match stopped(evidence)? {
                     None => {
-                        let text = format!("{count} steps (at most {max})");
+                        let text = format!("{count} steps (at most {})", max.shown);
                         self.make(py, intern!(py, "pass"), PyString::new(py, &text), details)
                     }
                     Some(why) => {
-                        let text = format!(
-                            "at least {count} steps (at most {max} allowed), but {why}: \
-                             how many the agent would have taken is not shown"
-                        );
-                        self.make(
-                            py,
-                            intern!(py, "missing"),
-                            PyString::new(py, &text),
-                            details,
-                        )
+                        let mut text = Text::new(py);
+                        text.push(format_args!(
+                            "at least {count} steps (at most {} allowed), but ",
+                            max.shown
+                        ));
+                        text.str(why);
+                        text.push(format_args!(
+                            ": how many the agent would have taken is not shown"
+                        ));
+                        self.make(py, intern!(py, "missing"), text.finish()?, details)
                     }
                 }
             }
@@ -764,20 +781,20 @@ impl CheckPlan {
                 // A lower bound when a framework's limit cut the run off.
                 match stopped(evidence)? {
                     None => {
-                        let text = format!("{count} tool calls (at most {max})");
+                        let text = format!("{count} tool calls (at most {})", max.shown);
                         self.make(py, intern!(py, "pass"), PyString::new(py, &text), details)
                     }
                     Some(why) => {
-                        let text = format!(
-                            "at least {count} tool calls (at most {max} allowed), but {why}: \
-                             how many the agent would have made is not shown"
-                        );
-                        self.make(
-                            py,
-                            intern!(py, "missing"),
-                            PyString::new(py, &text),
-                            details,
-                        )
+                        let mut text = Text::new(py);
+                        text.push(format_args!(
+                            "at least {count} tool calls (at most {} allowed), but ",
+                            max.shown
+                        ));
+                        text.str(why);
+                        text.push(format_args!(
+                            ": how many the agent would have made is not shown"
+                        ));
+                        self.make(py, intern!(py, "missing"), text.finish()?, details)
                     }
                 }
             }
@@ -789,22 +806,23 @@ impl CheckPlan {
     fn over<'py>(&self, calls: &Bound<'py, PyTuple>, max: usize) -> PyResult<Bound<'py, PyAny>> {
         let py = calls.py();
         let extra = calls.get_slice(max, calls.len());
-        let listed: String = self.list_steps.bind(py).call1((&extra,))?.extract()?;
-        let text = format!(
-            "{} tool calls, at most {max} allowed; over the limit: {listed}",
+        // The steps as `list_steps` words them: their tool names are any `str`.
+        let mut text = Text::new(py);
+        text.push(format_args!(
+            "{} tool calls, at most {max} allowed; over the limit: ",
             calls.len()
-        );
+        ));
+        text.str(self.list_steps.bind(py).call1((&extra,))?);
         let details = PyDict::new(py);
         details.set_item(intern!(py, "tool_calls"), calls.len())?;
-        let extra: Vec<_> = extra.iter().collect();
-        make_at(
-            py,
+        found(
             &self.finding,
             intern!(py, "fail"),
-            PyString::new(py, &text),
+            text.finish()?,
             details,
-            pointed(py, &extra)?,
+            pointed(py, extra.iter())?,
             0,
+            false,
         )
     }
 
@@ -819,21 +837,24 @@ impl CheckPlan {
         let Kind::MaxSteps { names, max, .. } = &self.kind else {
             return Err(PyValueError::new_err("steps_over: only max_steps' plan"));
         };
-        let listed: String = self.list_steps.bind(py).call1((&extra,))?.extract()?;
-        let text = format!("{count} steps, at most {max} allowed; over the limit: {listed}");
+        // The steps as `list_steps` words them: their tool names are any `str`.
+        let mut text = Text::new(py);
+        text.push(format_args!(
+            "{count} steps, at most {} allowed; over the limit: ",
+            max.shown
+        ));
+        text.str(self.list_steps.bind(py).call1((&extra,))?);
         let details = PyDict::new(py);
         details.set_item(intern!(py, "steps"), count)?;
         details.set_item(intern!(py, "kinds"), PyList::new(py, names.bind(py))?)?;
-        let extra: Vec<_> = extra.iter().collect();
-        let pointed = pointed(py, &extra)?;
-        make_at(
-            py,
+        found(
             &self.finding,
             intern!(py, "fail"),
-            PyString::new(py, &text),
+            text.finish()?,
             details,
-            pointed,
+            pointed(py, extra.iter())?,
             0,
+            false,
         )
     }
 
@@ -887,16 +908,14 @@ impl CheckPlan {
         let steps = heavy
             .iter()
             .map(|&(_, at)| view.generation_step(py, leaves.at[at]).clone());
-        let steps: Vec<_> = steps.collect();
-        let pointed = pointed(py, &steps)?;
-        make_at(
-            py,
+        found(
             &self.finding,
             intern!(py, "fail"),
             PyString::new(py, &text),
             details,
-            pointed,
+            pointed(py, steps)?,
             0,
+            false,
         )
         .map(Some)
     }
@@ -923,27 +942,30 @@ fn make<'py>(
     details: Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let empty = PyTuple::empty(py).into_any();
-    make_at(
-        py,
+    found(
         finding,
         status,
         message,
         details,
         [empty.clone(), empty],
         0,
+        false,
     )
 }
 
-/// `make` pointing at `[span_ids, step_indexes]` (tuples), `used` of the budget.
-fn make_at<'py>(
-    py: Python<'py>,
+/// The `Finding` every plan makes (`check_plans_more`'s too): `status`, `message` and
+/// `details`, pointing at `[span_ids, step_indexes]` (tuples), `used` of the budget, a
+/// budget's breach, `unseen` as given.
+pub(crate) fn found<'py>(
     finding: &Py<SlotClass>,
     status: &Bound<'py, PyString>,
     message: Bound<'py, PyString>,
     details: Bound<'py, PyDict>,
     [spans, steps]: [Bound<'py, PyAny>; 2],
     used: usize,
+    unseen: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let py = status.py();
     finding.get().make(
         py,
         [
@@ -954,7 +976,7 @@ fn make_at<'py>(
             steps,
             used.into_pyobject(py)?.into_any(),
             intern!(py, "budget").clone().into_any(),
-            PyBool::new(py, false).to_owned().into_any(),
+            PyBool::new(py, unseen).to_owned().into_any(),
         ],
     )
 }
@@ -963,15 +985,19 @@ fn make_at<'py>(
 /// ids, first seen, no repeats, and every step's index in order. The ids are told apart as
 /// the Python did, by a `set` of the `str`s themselves (their hash cached, no text copied):
 /// a failing trace of thousands of calls lists every call past `max_tool_calls`' `max`.
-fn pointed<'py>(py: Python<'py>, steps: &[Bound<'py, PyAny>]) -> PyResult<[Bound<'py, PyAny>; 2]> {
+pub(crate) fn pointed<'py>(
+    py: Python<'py>,
+    steps: impl IntoIterator<Item = Bound<'py, PyAny>>,
+) -> PyResult<[Bound<'py, PyAny>; 2]> {
+    let steps = steps.into_iter();
     let (index_key, source_key) = (intern!(py, "index"), intern!(py, "source"));
     let seen = PySet::empty(py)?;
     let mut spans = Vec::new();
-    let mut indexes = Vec::with_capacity(steps.len());
+    let mut indexes = Vec::with_capacity(steps.size_hint().0);
     for step in steps {
         // Each step's fields read from its instance dict; `span_id` as an attribute:
         // asking a `SpanRef` for its `__dict__` would make one it does not otherwise have.
-        let fields = StepFields::new(step.clone());
+        let fields = StepFields::new(step);
         indexes.push(fields.get(index_key)?);
         let source = fields.get(source_key)?;
         if !source.is_none() {
@@ -1070,14 +1096,14 @@ fn retried<'py>(
     details.set_item(intern!(py, "retries"), total)?;
     details.set_item(intern!(py, "per_tool"), counts)?;
     details.set_item(intern!(py, "retried_after"), after)?;
-    make_at(
-        py,
+    found(
         finding,
         status,
         text.finish()?,
         details,
-        pointed(py, &steps)?,
+        pointed(py, steps)?,
         total,
+        false,
     )
 }
 
@@ -1133,11 +1159,20 @@ impl<'py> Text<'py> {
 
     fn finish(mut self) -> PyResult<Bound<'py, PyString>> {
         self.flush();
-        let py = self.py;
-        Ok(intern!(py, "")
-            .call_method1(intern!(py, "join"), (PyList::new(py, self.parts)?,))?
-            .cast_into::<PyString>()?)
+        joined(self.py, self.parts)
     }
+}
+
+/// `"".join(parts)`: a message of the params' and the trace's own `str`s (any text, lone
+/// surrogates included, which Rust's text cannot hold) and the plan's words.
+pub(crate) fn joined<'py>(
+    py: Python<'py>,
+    parts: impl IntoIterator<Item = Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyString>> {
+    let parts = PyList::new(py, parts)?;
+    Ok(intern!(py, "")
+        .call_method1(intern!(py, "join"), (parts,))?
+        .cast_into::<PyString>()?)
 }
 
 /// `evidence.where(step)` (`step 3 (search_docs, span ab12...)`), as `list_steps` of the
@@ -1256,7 +1291,7 @@ fn latency<'py>(
     evidence: &Bound<'py, PyAny>,
     max_ms: f64,
     limit: &str,
-    tolerated: usize,
+    tolerated: &Budget,
     finding: &Py<SlotClass>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = evidence.py();
@@ -1279,7 +1314,7 @@ fn latency<'py>(
     let (status, message, used) = if ms <= max_ms {
         let message = format!("trace took {ms:.1} ms (limit {limit} ms)");
         (intern!(py, "pass"), message, 0)
-    } else if tolerated < 1 {
+    } else if tolerated.max < 1 {
         let message = format!("trace took {ms:.1} ms, limit {limit} ms");
         (intern!(py, "fail"), message, 1)
     } else {
@@ -1287,14 +1322,14 @@ fn latency<'py>(
         (intern!(py, "pass"), message, 1)
     };
     let empty = PyTuple::empty(py).into_any();
-    make_at(
-        py,
+    found(
         finding,
         status,
         PyString::new(py, &message),
         details,
         [empty.clone(), empty],
         used,
+        false,
     )
     .map(Some)
 }
@@ -1306,13 +1341,14 @@ fn view_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, StepView>> 
         .cast_into::<StepView>()?)
 }
 
-/// `evidence.stopped_short()`: why a framework's limit ended the run, or `None`.
-fn stopped(evidence: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+/// `evidence.stopped_short()`: why a framework's limit ended the run (the trace's words,
+/// any `str`), or `None`.
+fn stopped<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
     let why = evidence.call_method0(intern!(evidence.py(), "stopped_short"))?;
     if why.is_none() {
         return Ok(None);
     }
-    Ok(Some(why.str()?.to_str()?.to_owned()))
+    Ok(Some(why.str()?.into_any()))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

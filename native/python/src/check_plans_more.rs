@@ -17,8 +17,9 @@
 
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
+use crate::check_plans::{found, joined, pointed, Budget};
 use crate::evidence::tool_sequence_diff;
 use crate::pydict;
 use crate::slots::SlotClass;
@@ -212,15 +213,16 @@ impl Sequence {
         details.set_item(intern!(py, "expected"), PyList::new(py, named)?)?;
         details.set_item(intern!(py, "actual"), actual)?;
         details.set_item(intern!(py, "diff"), diff)?;
-        let pointed = pointed_at(&steps)?;
+        let pointed = pointed(py, steps.iter())?;
         if holds {
             let message = self.holds.bind(py).add(text)?.cast_into::<PyString>()?;
-            return make(
+            return found(
                 finding,
                 intern!(py, "pass"),
                 message,
                 details,
                 pointed,
+                0,
                 false,
             );
         }
@@ -251,12 +253,13 @@ impl Sequence {
             .add(format!("{summary}\n"))?
             .add(text)?
             .cast_into::<PyString>()?;
-        make(
+        found(
             finding,
             intern!(py, "fail"),
             message,
             details,
             pointed,
+            0,
             self.mode.curable(counted),
         )
     }
@@ -269,8 +272,8 @@ pub(crate) struct Called {
     tool: Py<PyString>,
     /// `(tool,)`, the selection `calls_of` is asked.
     tools: Py<PyTuple>,
-    min: usize,
-    max: Option<usize>,
+    min: Budget,
+    max: Option<Budget>,
     /// `"at least {min}"`, and `" and at most {max}"` when bounded.
     bound: String,
     /// The params when they constrain the arguments (`ArgsMatch.constrains_args`), what
@@ -306,11 +309,16 @@ impl Called {
         let tool = params
             .getattr(intern!(py, "tool"))?
             .cast_into::<PyString>()?;
-        let min: usize = params.getattr(intern!(py, "min"))?.extract()?;
-        let max: Option<usize> = params.getattr(intern!(py, "max"))?.extract()?;
-        let bound = match max {
-            Some(max) => format!("at least {min} and at most {max}"),
-            None => format!("at least {min}"),
+        let min = Budget::of(params.getattr(intern!(py, "min"))?.cast::<PyInt>()?)?;
+        let max = params.getattr(intern!(py, "max"))?;
+        let max = if max.is_none() {
+            None
+        } else {
+            Some(Budget::of(max.cast::<PyInt>()?)?)
+        };
+        let bound = match &max {
+            Some(max) => format!("at least {} and at most {}", min.shown, max.shown),
+            None => format!("at least {}", min.shown),
         };
         Ok(Self {
             tools: PyTuple::new(py, [&tool])?.unbind(),
@@ -382,7 +390,7 @@ impl Called {
         }
         let (tool, bound) = (self.tool.bind(py).clone().into_any(), &self.bound);
         let text = |s: String| PyString::new(py, &s).into_any();
-        if n < self.min && n + unshown.len() >= self.min {
+        if n < self.min.max && n + unshown.len() >= self.min.max {
             let listed = self
                 .list_steps
                 .bind(py)
@@ -400,17 +408,18 @@ impl Called {
                     listed,
                 ],
             )?;
-            let pointed = pointed_at(&PyList::new(py, &unshown)?)?;
-            return make(
+            let pointed = pointed(py, unshown.iter().cloned())?;
+            return found(
                 finding,
                 intern!(py, "missing"),
                 message,
                 details,
                 pointed,
+                0,
                 false,
             );
         }
-        if n < self.min {
+        if n < self.min.max {
             let mut parts = vec![tool, text(format!(" called {n} time(s)"))];
             if self.constraints.is_some() {
                 parts.push(text(" with matching arguments".to_owned()));
@@ -433,21 +442,22 @@ impl Called {
                 parts.push(self.denied.bind(py).clone().into_any());
             }
             let steps = PyList::new(py, rejected.iter().map(|(step, _)| step))?;
-            let pointed = pointed_at(&steps)?;
+            let pointed = pointed(py, steps.iter())?;
             // The calls not seen may be in spans no convention recognised.
             let message = joined(py, parts)?;
-            return make(
+            return found(
                 finding,
                 intern!(py, "fail"),
                 message,
                 details,
                 pointed,
+                0,
                 true,
             );
         }
-        if let Some(max) = self.max {
-            if matching.len() > max {
-                let extra = PyList::new(py, &matching[max..])?;
+        if let Some(max) = &self.max {
+            if matching.len() > max.max {
+                let extra = PyList::new(py, &matching[max.max..])?;
                 let listed = self.list_steps.bind(py).call1((&extra,))?;
                 let message = joined(
                     py,
@@ -460,25 +470,27 @@ impl Called {
                         listed,
                     ],
                 )?;
-                let pointed = pointed_at(&extra)?;
-                return make(
+                let pointed = pointed(py, extra.iter())?;
+                return found(
                     finding,
                     intern!(py, "fail"),
                     message,
                     details,
                     pointed,
+                    0,
                     false,
                 );
             }
         }
         let message = joined(py, [tool, text(format!(" called {n} time(s) ({bound})"))])?;
-        let pointed = pointed_at(&PyList::new(py, &matching)?)?;
-        make(
+        let pointed = pointed(py, matching.iter().cloned())?;
+        found(
             finding,
             intern!(py, "pass"),
             message,
             details,
             pointed,
+            0,
             false,
         )
     }
@@ -767,31 +779,33 @@ impl Handoff {
                 parts.extend([where_.call1((&nameless[0],))?, text("; transfers seen: ")]);
                 parts.extend([listed_or_none, text(")")]);
             }
-            let pointed = pointed_at(&PyList::new(py, &unnamed)?)?;
+            let pointed = pointed(py, unnamed.iter().cloned())?;
             let message = joined(py, parts)?;
-            return make(
+            return found(
                 finding,
                 intern!(py, "missing"),
                 message,
                 details,
                 pointed,
+                0,
                 false,
             );
         }
         if !problems.is_empty() {
             problems.extend([text(" (transfers seen: "), listed_or_none, text(")")]);
             let steps = PyList::new(py, bad.iter().map(|h| &h.step))?;
-            let pointed = pointed_at(&steps)?;
+            let pointed = pointed(py, steps.iter())?;
             // A required transfer not seen may be in spans no convention recognised; a
             // forbidden one seen is a failure whatever else the trace holds.
             let message = joined(py, problems)?;
             let unseen = bad.is_empty();
-            return make(
+            return found(
                 finding,
                 intern!(py, "fail"),
                 message,
                 details,
                 pointed,
+                0,
                 unseen,
             );
         }
@@ -802,12 +816,13 @@ impl Handoff {
             }
         }
         let message = joined(py, [text("transfers as required: "), listed_or_none])?;
-        make(
+        found(
             finding,
             intern!(py, "pass"),
             message,
             details,
-            pointed_at(&hits)?,
+            pointed(py, hits.iter())?,
+            0,
             false,
         )
     }
@@ -885,69 +900,6 @@ fn transfers<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Vec<Seen<'py>>> {
         }
     }
     Ok(unique)
-}
-
-/// `"".join(parts)`: a message of the params' and the trace's own `str`s (any text,
-/// lone surrogates included) and the plan's words.
-fn joined<'py>(
-    py: Python<'py>,
-    parts: impl IntoIterator<Item = Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyString>> {
-    let parts = PyList::new(py, parts)?;
-    Ok(PyString::new(py, "")
-        .call_method1(intern!(py, "join"), (parts,))?
-        .cast_into::<PyString>()?)
-}
-
-/// `(span_ids(steps), indexes(steps))` of `trace_common`: the steps' source span ids
-/// (first seen, no repeats, told apart by a `set` of the `str`s as `dict.fromkeys` does)
-/// and their indexes, in order.
-fn pointed_at<'py>(steps: &Bound<'py, PyList>) -> PyResult<[Bound<'py, PyAny>; 2]> {
-    let py = steps.py();
-    let seen = PySet::empty(py)?;
-    let mut spans = Vec::new();
-    let mut indexes = Vec::with_capacity(steps.len());
-    for step in steps.iter() {
-        indexes.push(step.getattr(intern!(py, "index"))?);
-        let source = step.getattr(intern!(py, "source"))?;
-        if !source.is_none() {
-            let span = source.getattr(intern!(py, "span_id"))?;
-            if !seen.contains(&span)? {
-                seen.add(&span)?;
-                spans.push(span);
-            }
-        }
-    }
-    Ok([
-        PyTuple::new(py, spans)?.into_any(),
-        PyTuple::new(py, indexes)?.into_any(),
-    ])
-}
-
-/// A `Finding` of `status`, `message`, `details`, pointing at `[span_ids, step_indexes]`,
-/// nothing used, a budget's breach, `unseen` as given.
-fn make<'py>(
-    finding: &Py<SlotClass>,
-    status: &Bound<'py, PyString>,
-    message: Bound<'py, PyString>,
-    details: Bound<'py, PyDict>,
-    [spans, steps]: [Bound<'py, PyAny>; 2],
-    unseen: bool,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = status.py();
-    finding.get().make(
-        py,
-        [
-            status.clone().into_any(),
-            message.into_any(),
-            details.into_any(),
-            spans,
-            steps,
-            0i64.into_pyobject(py)?.into_any(),
-            intern!(py, "budget").clone().into_any(),
-            pyo3::types::PyBool::new(py, unseen).to_owned().into_any(),
-        ],
-    )
 }
 
 #[cfg(test)]
