@@ -14,6 +14,7 @@ so a start whose files come from the cache imports no YAML.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +60,7 @@ def load_yaml(text: str | bytes) -> Any:
                 f"anchors and aliases expand to more than {MAX_EXPANDED_NODES} nodes "
                 "(an alias bomb?); refused"
             )
+        _refuse_unreadable_integers(node)
         return loader.construct_document(node)
     finally:
         loader.dispose()
@@ -92,6 +94,39 @@ def expanded_size(root: yaml.Node) -> int:
             if id(child) not in sizes:
                 stack.append((child, False))
     return sizes[id(root)]
+
+
+_INT_TAG = "tag:yaml.org,2002:int"
+
+
+def _refuse_unreadable_integers(root: yaml.Node) -> None:
+    """A decimal integer longer than Python reads from text (``sys.get_int_max_str_digits``,
+    4,300 digits by default) would raise ``ValueError`` from inside PyYAML's constructor, a
+    traceback with no place in the file; here it is a YAML error at its line and column, as
+    any other value YAML cannot make. Hexadecimal, octal and binary integers are read
+    whatever their length, as Python reads them."""
+    limit = sys.get_int_max_str_digits()
+    if limit == 0:
+        return
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            if node.tag == _INT_TAG and len(node.value) > limit:
+                digits = node.value.lstrip("+-").replace("_", "")
+                if not digits.startswith(("0x", "0o", "0b")) and len(digits) > limit:
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"an integer of {len(digits)} digits: at most {limit} are read",
+                        node.start_mark,
+                    )
+            continue
+        stack.extend(_children(node))
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

@@ -20,6 +20,7 @@ FOUNDATION = frozenset(
         "errors",
         "safe_regex",
         "config_yaml",
+        "config_json",
         "config_bytes",
         "_cache_dir",
         "lifeline",
@@ -30,10 +31,11 @@ FOUNDATION = frozenset(
     }
 )
 """Leaf modules every package may import: the user-facing error tree, the regex engine every
-pattern over trace content must use, bounded YAML loading and the bounded read under it, the
-user cache's entry rules, the worker-process lifeline, the loader of names a package
-imports on first use, the logger that imports ``logging`` on first use, and the module
-pattern compiled on first use, the frozen records written without generated methods.
+pattern over trace content must use, bounded YAML loading and the bounded read under it, JSON
+documents whose every refusal is one error, the user cache's entry rules, the
+worker-process lifeline, the loader of names a package imports on first use, the logger
+that imports ``logging`` on first use, and the module pattern compiled on first use, the
+frozen records written without generated methods.
 They import nothing of the package but each other."""
 
 MAY_IMPORT: dict[str, frozenset[str]] = {

@@ -14,7 +14,6 @@ from a ``Contract`` made in code). ``load_contract`` and ``parse_contract`` give
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ from pydantic import ValidationError
 
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles.config_bytes import ConfigTooLarge, read_config_bytes
+from otel_oracles.config_json import JsonDocumentError, load_json_document
 from otel_oracles.errors import ContractError
 from otel_oracles.grade._documents import MISSING, DocumentCache
 from otel_oracles.grade.budget import parse_budget
@@ -109,11 +109,9 @@ def _load(p: Path) -> _Parsed:
         raise ContractError("not UTF-8 text", source) from None
     if p.suffix == ".json":
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ContractError(
-                f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", source
-            ) from None
+            data = load_json_document(text)
+        except JsonDocumentError as exc:
+            raise ContractError(f"invalid JSON{exc.where}: {exc.problem}", source) from None
     else:
         data = _yaml_document(raw, text, source)
     return _parse(data, source, hashlib.sha256(raw).hexdigest()[:16])

@@ -21,13 +21,13 @@ reported, so a typo such as ``task_file`` does not go unnoticed.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from otel_oracles.config_json import JsonDocumentError, load_json_document
 from otel_oracles.errors import InputError
 from otel_oracles.model.contract import describe_validation_error
 
@@ -72,11 +72,13 @@ class Manifest:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json_document(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise InputError(f"cannot read manifest: {exc.strerror}", str(path)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
         raise InputError(f"invalid JSON: {exc}", str(path)) from None
+    except JsonDocumentError as exc:
+        raise InputError(f"invalid JSON{exc.where}: {exc.problem}", str(path)) from None
     if not isinstance(data, dict):
         raise InputError("expected a JSON object with 'task_files' or 'task_subset'", str(path))
     return data

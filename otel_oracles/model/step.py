@@ -20,6 +20,7 @@ from pydantic import Field
 from otel_oracles._frozen import FrozenValue, set_field
 from otel_oracles._native import PatternSearch, ScanFields, scan_data
 from otel_oracles._native import raw_json as native_raw_json
+from otel_oracles.config_json import JsonDocumentError, load_json_document
 from otel_oracles.errors import InputError
 from otel_oracles.model._record import Record
 
@@ -353,11 +354,11 @@ class Trajectory(Record):
                 f"trajectory larger than {MAX_TRAJECTORY_BYTES} bytes; not read", str(p)
             )
         try:
-            data = json.loads(raw.decode("utf-8"))
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            data = load_json_document(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
             raise InputError(f"invalid JSON: {exc}", str(p)) from None
-        except RecursionError:
-            raise InputError("invalid JSON: nested too deeply for the parser", str(p)) from None
+        except JsonDocumentError as exc:
+            raise InputError(f"invalid JSON{exc.where}: {exc.problem}", str(p)) from None
         return cls.from_agentbench(data, source=str(p), max_steps=max_steps)
 
     def file_edits(self) -> list[tuple[int, str, str]]:
@@ -428,8 +429,8 @@ def step_from_agentbench(index: int, obj: dict[str, Any], source: str) -> Step:
     args = first_key(obj, ARG_KEYS)
     if isinstance(args, str):
         try:
-            parsed = json.loads(args)
-        except json.JSONDecodeError:
+            parsed = load_json_document(args)
+        except JsonDocumentError:
             parsed = None
         args = parsed if isinstance(parsed, dict) else None
     if args is not None and not isinstance(args, dict):

@@ -7,12 +7,12 @@ and a wrong file is told apart from a report in one line."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from otel_oracles.config_json import JsonDocumentError, load_json_document
 from otel_oracles.errors import InputError
 from otel_oracles.model.result import RunReport
 
@@ -33,11 +33,10 @@ def read_report(path: Path) -> RunReport:
     except UnicodeDecodeError:
         raise InputError(f"not UTF-8 text: {WHAT_IS_EXPECTED}", str(path)) from None
     try:
-        data: Any = json.loads(text)
-    except json.JSONDecodeError as exc:
-        where = f"line {exc.lineno} column {exc.colno}"
+        data: Any = load_json_document(text)
+    except JsonDocumentError as exc:
         raise InputError(
-            f"not JSON ({exc.msg} at {where}): {WHAT_IS_EXPECTED}", str(path)
+            f"not JSON ({exc.problem}{exc.where}): {WHAT_IS_EXPECTED}", str(path)
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("verdicts"), list):
         raise InputError(f"no 'verdicts' list: {WHAT_IS_EXPECTED}", str(path))

@@ -18,12 +18,12 @@ Not thread-safe: one caller (the watch loop) feeds it.
 from __future__ import annotations
 
 import hashlib
-import json
 import posixpath
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from otel_oracles.config_json import JsonDocumentError, load_json_document
 from otel_oracles.model.span import LogRecord
 from otel_oracles.watch._conventions import (
     AgentConvention,
@@ -258,8 +258,8 @@ def _json_object(value: Any) -> dict[str, Any] | None:
     if not isinstance(value, str) or value in REDACTED:
         return None
     try:
-        parsed = json.loads(value)
-    except json.JSONDecodeError:
+        parsed = load_json_document(value)
+    except JsonDocumentError:
         return None
     return parsed if isinstance(parsed, dict) else None
 

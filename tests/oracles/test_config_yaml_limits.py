@@ -106,3 +106,38 @@ def test_a_serve_config_bomb_is_a_config_error(tmp_path: Path) -> None:
 def test_a_self_containing_alias_is_refused() -> None:
     with pytest.raises(Exception, match="alias"):
         load_yaml("a: &x [1, *x]\n")
+
+
+def test_an_integer_longer_than_python_reads_is_a_yaml_error_at_its_line(tmp_path: Path) -> None:
+    """A decimal integer past ``sys.get_int_max_str_digits`` made PyYAML's constructor raise
+    ``ValueError``: a traceback from ``grade`` and ``validate``. It is a YAML error naming the
+    file, the line and the column, as any value YAML cannot make."""
+    digits = sys.get_int_max_str_digits() + 1
+    contract = tmp_path / "huge.yaml"
+    contract.write_text(
+        "id: huge\n"
+        "version: 1\n"
+        "invariants:\n"
+        "  - type: max_tool_calls\n"
+        f"    max: 1{'0' * (digits - 1)}\n"
+    )
+    done = subprocess.run(
+        [CLI, "validate", str(contract)], capture_output=True, text=True, timeout=120
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "Traceback" not in output
+    assert f"error: {contract}: invalid YAML at line 5 column 10: " in output, output
+    assert f"an integer of {digits} digits" in output
+    with pytest.raises(ContractError, match="line 5 column 10"):
+        load_contract(contract)
+
+
+def test_integers_python_reads_whatever_their_length_still_load() -> None:
+    limit = sys.get_int_max_str_digits()
+    hexadecimal = "0x" + "f" * (limit + 10)
+    assert load_yaml(f"a: {hexadecimal}\nb: -1_000\nc: {'9' * limit}\n") == {
+        "a": int(hexadecimal, 16),
+        "b": -1000,
+        "c": int("9" * limit),
+    }

@@ -1,0 +1,91 @@
+"""Every way ``json.loads`` refuses a document is one located error where the project reads
+JSON from a file: a decimal integer past Python's digit limit and nesting past the stack
+raised ``ValueError`` and ``RecursionError`` past handlers that caught only
+``JSONDecodeError``, tracebacks from ``grade``, ``run``, ``gate --manifest`` and ``compare``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from otel_oracles.config_json import JsonDocumentError, load_json_document
+from otel_oracles.errors import ContractError, InputError
+from otel_oracles.grade.loader import load_contract
+from otel_oracles.model.manifest import load_manifest
+from otel_oracles.model.step import Trajectory
+from otel_oracles.regression import read_report
+
+CLI = str(Path(sys.executable).with_name("otel-oracles"))
+HUGE = "1" + "0" * sys.get_int_max_str_digits()
+DEEP = "[" * 200_000 + "]" * 200_000
+
+
+@pytest.mark.parametrize(
+    ("text", "problem", "where"),
+    [
+        (f'{{"max": {HUGE}}}', "an integer of more than", ""),
+        (DEEP, "nested too deeply for the parser", ""),
+        ('{"a": 1,\n "b": }', "Expecting value", " at line 2 column 7"),
+    ],
+)
+def test_every_refusal_is_one_error(text: str, problem: str, where: str) -> None:
+    with pytest.raises(JsonDocumentError) as caught:
+        load_json_document(text)
+    assert caught.value.problem.startswith(problem)
+    assert caught.value.where == where
+
+
+def test_long_integers_python_reads_still_load() -> None:
+    digits = "9" * sys.get_int_max_str_digits()
+    assert load_json_document(f'{{"n": {digits}, "h": "0x{"f" * 9000}"}}')["n"] == int(digits)
+
+
+@pytest.mark.parametrize("body", [f'{{"id": "c", "max": {HUGE}}}', DEEP])
+def test_a_json_contract_past_the_parser_is_a_contract_error(tmp_path: Path, body: str) -> None:
+    contract = tmp_path / "contract.json"
+    contract.write_text(body)
+    with pytest.raises(ContractError, match="invalid JSON: "):
+        load_contract(contract)
+    done = subprocess.run(
+        [CLI, "validate", str(contract)], capture_output=True, text=True, timeout=120
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "Traceback" not in output
+    assert f"error: {contract}: invalid JSON: " in output
+
+
+@pytest.mark.parametrize("body", [f'{{"steps": [], "n": {HUGE}}}', DEEP])
+def test_a_trajectory_past_the_parser_is_an_input_error(tmp_path: Path, body: str) -> None:
+    path = tmp_path / "trajectory.json"
+    path.write_text(body)
+    with pytest.raises(InputError, match="invalid JSON: "):
+        Trajectory.load(path)
+
+
+def test_a_trajectory_steps_arguments_past_the_parser_are_no_arguments(tmp_path: Path) -> None:
+    path = tmp_path / "trajectory.json"
+    step = {"tool": "write_file", "args": f'{{"path": "a.txt", "n": {HUGE}}}'}
+    path.write_text(json.dumps({"steps": [step]}))
+    trajectory = Trajectory.load(path)
+    assert [s.tool for s in trajectory.steps] == ["write_file"]
+
+
+@pytest.mark.parametrize("body", [f'{{"task_files": [], "n": {HUGE}}}', DEEP])
+def test_a_manifest_past_the_parser_is_an_input_error(tmp_path: Path, body: str) -> None:
+    path = tmp_path / "manifest.json"
+    path.write_text(body)
+    with pytest.raises(InputError, match="invalid JSON: "):
+        load_manifest(path)
+
+
+@pytest.mark.parametrize("body", [f'{{"verdicts": [], "n": {HUGE}}}', DEEP])
+def test_a_baseline_report_past_the_parser_is_an_input_error(tmp_path: Path, body: str) -> None:
+    path = tmp_path / "report.json"
+    path.write_text(body)
+    with pytest.raises(InputError, match="not JSON "):
+        read_report(path)
