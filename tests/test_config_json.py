@@ -5,6 +5,7 @@ raised ``ValueError`` and ``RecursionError`` past handlers that caught only
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -89,3 +90,19 @@ def test_a_baseline_report_past_the_parser_is_an_input_error(tmp_path: Path, bod
     path.write_text(body)
     with pytest.raises(InputError, match="not JSON "):
         read_report(path)
+
+
+def test_a_contract_document_entry_nested_past_the_parser_is_not_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The contracts' document cache reads the YAML again for an entry it cannot use; one
+    nested past the stack, forged digest and all (as the grader's own user could write it),
+    raised ``RecursionError`` out of ``load_contract``."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("OTEL_ORACLES_CONVENTIONS_CACHE", str(cache))
+    contract = tmp_path / "contract.yaml"
+    contract.write_text("id: c\nversion: 1\ninvariants:\n  - type: max_steps\n    max: 5\n")
+    assert load_contract(contract).id == "c"  # writes the entry
+    (entry,) = (cache / "contracts").iterdir()
+    entry.write_bytes(hashlib.sha256(DEEP.encode()).hexdigest().encode() + b"\n" + DEEP.encode())
+    assert load_contract(contract).id == "c"

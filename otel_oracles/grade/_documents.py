@@ -79,7 +79,7 @@ class DocumentCache:
             return MISSING
         try:
             entry = json.loads(body)
-        except ValueError:
+        except (ValueError, RecursionError):
             return MISSING
         if not isinstance(entry, dict) or entry.get("key") != key or "document" not in entry:
             return MISSING
