@@ -9,6 +9,7 @@ import hashlib
 import json
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -60,14 +61,6 @@ def test_a_json_contract_past_the_parser_is_a_contract_error(tmp_path: Path, bod
     assert f"error: {contract}: invalid JSON: " in output
 
 
-@pytest.mark.parametrize("body", [f'{{"steps": [], "n": {HUGE}}}', DEEP])
-def test_a_trajectory_past_the_parser_is_an_input_error(tmp_path: Path, body: str) -> None:
-    path = tmp_path / "trajectory.json"
-    path.write_text(body)
-    with pytest.raises(InputError, match="invalid JSON: "):
-        Trajectory.load(path)
-
-
 def test_a_trajectory_steps_arguments_past_the_parser_are_no_arguments(tmp_path: Path) -> None:
     path = tmp_path / "trajectory.json"
     step = {"tool": "write_file", "args": f'{{"path": "a.txt", "n": {HUGE}}}'}
@@ -76,20 +69,23 @@ def test_a_trajectory_steps_arguments_past_the_parser_are_no_arguments(tmp_path:
     assert [s.tool for s in trajectory.steps] == ["write_file"]
 
 
-@pytest.mark.parametrize("body", [f'{{"task_files": [], "n": {HUGE}}}', DEEP])
-def test_a_manifest_past_the_parser_is_an_input_error(tmp_path: Path, body: str) -> None:
-    path = tmp_path / "manifest.json"
-    path.write_text(body)
-    with pytest.raises(InputError, match="invalid JSON: "):
-        load_manifest(path)
+INPUT_READERS: list[tuple[Callable[[Path], object], str, str]] = [
+    (Trajectory.load, "steps", "invalid JSON: "),
+    (load_manifest, "task_files", "invalid JSON: "),
+    (read_report, "verdicts", "not JSON "),
+]
+"""Readers of JSON input files: each, the key its document starts with, what its error says."""
 
 
-@pytest.mark.parametrize("body", [f'{{"verdicts": [], "n": {HUGE}}}', DEEP])
-def test_a_baseline_report_past_the_parser_is_an_input_error(tmp_path: Path, body: str) -> None:
-    path = tmp_path / "report.json"
-    path.write_text(body)
-    with pytest.raises(InputError, match="not JSON "):
-        read_report(path)
+@pytest.mark.parametrize(("read", "key", "says"), INPUT_READERS)
+@pytest.mark.parametrize("huge", [True, False], ids=["huge-integer", "deep"])
+def test_an_input_file_past_the_parser_is_an_input_error(
+    tmp_path: Path, read: Callable[[Path], object], key: str, says: str, huge: bool
+) -> None:
+    path = tmp_path / "input.json"
+    path.write_text(f'{{"{key}": [], "n": {HUGE}}}' if huge else DEEP)
+    with pytest.raises(InputError, match=says):
+        read(path)
 
 
 def test_a_contract_document_entry_nested_past_the_parser_is_not_used(
