@@ -812,9 +812,21 @@ impl CheckPlan {
             "{} tool calls, at most {max} allowed; over the limit: ",
             calls.len()
         ));
-        text.str(self.list_steps.bind(py).call1((&extra,))?);
         let details = PyDict::new(py);
         details.set_item(intern!(py, "tool_calls"), calls.len())?;
+        self.listed_over(text, &extra, details)
+    }
+
+    /// A limit's failure: `text` (what was counted against the limit) followed by the
+    /// steps past the limit as `list_steps` words them, those steps pointed at.
+    fn listed_over<'py>(
+        &self,
+        mut text: Text<'py>,
+        extra: &Bound<'py, PyTuple>,
+        details: Bound<'py, PyDict>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = extra.py();
+        text.str(self.list_steps.bind(py).call1((extra,))?);
         found(
             &self.finding,
             intern!(py, "fail"),
@@ -843,19 +855,10 @@ impl CheckPlan {
             "{count} steps, at most {} allowed; over the limit: ",
             max.shown
         ));
-        text.str(self.list_steps.bind(py).call1((&extra,))?);
         let details = PyDict::new(py);
         details.set_item(intern!(py, "steps"), count)?;
         details.set_item(intern!(py, "kinds"), PyList::new(py, names.bind(py))?)?;
-        found(
-            &self.finding,
-            intern!(py, "fail"),
-            text.finish()?,
-            details,
-            pointed(py, extra.iter())?,
-            0,
-            false,
-        )
+        self.listed_over(text, &extra, details)
     }
 
     /// `tokens`' answer from the leaf model calls the step view found (`StepView.leaves`):
