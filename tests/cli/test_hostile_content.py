@@ -16,47 +16,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.genai_otlp import agent_run
+
 CLI = str(Path(sys.executable).with_name("otel-oracles"))
-TRACE_ID = "5b8efff798038103d269b633813fc60c"
-
-
-def attr(key: str, value: str) -> dict[str, object]:
-    return {"key": key, "value": {"stringValue": value}}
 
 
 def agent_trace(arguments: str) -> dict[str, object]:
-    """A GenAI agent run (otel-genai convention) with one ``search_docs`` call whose
-    arguments are ``arguments``."""
-    t0 = 1_700_000_000_000_000_000
-    spans = [
-        {
-            "traceId": TRACE_ID,
-            "spanId": "0000000000000001",
-            "name": "invoke_agent support_agent",
-            "startTimeUnixNano": str(t0),
-            "endTimeUnixNano": str(t0 + 10**9),
-            "attributes": [
-                attr("gen_ai.operation.name", "invoke_agent"),
-                attr("gen_ai.agent.name", "support_agent"),
-            ],
-        },
-        {
-            "traceId": TRACE_ID,
-            "spanId": "0000000000000002",
-            "parentSpanId": "0000000000000001",
-            "name": "execute_tool search_docs",
-            "startTimeUnixNano": str(t0 + 10),
-            "endTimeUnixNano": str(t0 + 20),
-            "attributes": [
-                attr("gen_ai.operation.name", "execute_tool"),
-                attr("gen_ai.tool.name", "search_docs"),
-                attr("gen_ai.tool.call.id", "call_1"),
-                attr("gen_ai.tool.call.arguments", arguments),
-            ],
-        },
-    ]
-    resource = {"attributes": [attr("service.name", "support-agent")]}
-    return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]}
+    """A GenAI agent run with one ``search_docs`` call whose arguments are ``arguments``."""
+    return agent_run([("search_docs", arguments)])
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -21,51 +21,15 @@ from otel_oracles.grade.loader import parse_contract
 from otel_oracles.model.result import RunReport
 from otel_oracles.report import render_json
 from tests.oracles.trace_builders import gen, tool, traj
+from tests.support.genai_otlp import agent_run
 
 CLI = str(Path(sys.executable).with_name("otel-oracles"))
-TRACE_ID = "5b8efff798038103d269b633813fc60c"
 BIG = 10**30
-
-
-def attr(key: str, value: str) -> dict[str, object]:
-    return {"key": key, "value": {"stringValue": value}}
 
 
 def three_calls() -> dict[str, object]:
     """An agent run (otel-genai convention) of three ``search_docs`` calls."""
-    t0 = 1_700_000_000_000_000_000
-    spans: list[dict[str, object]] = [
-        {
-            "traceId": TRACE_ID,
-            "spanId": "0000000000000001",
-            "name": "invoke_agent support_agent",
-            "startTimeUnixNano": str(t0),
-            "endTimeUnixNano": str(t0 + 10**9),
-            "attributes": [
-                attr("gen_ai.operation.name", "invoke_agent"),
-                attr("gen_ai.agent.name", "support_agent"),
-            ],
-        }
-    ]
-    for i in range(3):
-        spans.append(
-            {
-                "traceId": TRACE_ID,
-                "spanId": f"000000000000001{i}",
-                "parentSpanId": "0000000000000001",
-                "name": "execute_tool search_docs",
-                "startTimeUnixNano": str(t0 + 10 + 10 * i),
-                "endTimeUnixNano": str(t0 + 15 + 10 * i),
-                "attributes": [
-                    attr("gen_ai.operation.name", "execute_tool"),
-                    attr("gen_ai.tool.name", "search_docs"),
-                    attr("gen_ai.tool.call.id", f"call_{i}"),
-                    attr("gen_ai.tool.call.arguments", json.dumps({"q": "same"})),
-                ],
-            }
-        )
-    resource = {"attributes": [attr("service.name", "support-agent")]}
-    return {"resourceSpans": [{"resource": resource, "scopeSpans": [{"spans": spans}]}]}
+    return agent_run([("search_docs", json.dumps({"q": "same"}))] * 3)
 
 
 def test_contract_numbers_past_machine_integers_are_judged(tmp_path: Path) -> None:
