@@ -9,6 +9,12 @@ checks it stands for (``tool_retries``, ``tool_errors``, ``degraded_answer`` tol
 ``citation_required`` invariant), each with its oracle's own params model already built. The
 loader appends them to the contract's layers, so results, ``explain`` and the docs only ever
 see the long form, and the contract document itself is never rewritten.
+
+The params models come from their oracles' modules when a budget asks for them
+(``Budget.checks``), not when this module is imported: the loader imports it for every
+contract, and importing ``trace_tools`` and ``trace_answers`` (pydantic building each of
+their params models) was ~47 M instructions of every ``grade`` whatever its contracts name
+(docs/performance-history.md, "Start-up: only the oracle modules the contracts name").
 """
 
 from __future__ import annotations
@@ -20,8 +26,6 @@ from pydantic import ValidationError
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles.errors import ContractError
 from otel_oracles.grade.oracles.base import OracleParams
-from otel_oracles.grade.oracles.trace_answers import CitationRequiredParams, DegradedAnswerParams
-from otel_oracles.grade.oracles.trace_tools import ToolErrorsParams, ToolRetriesParams
 
 BUDGET_KEYS: dict[str, str] = {
     "max_tool_retries": "int: tolerance tool_retries with max N",
@@ -105,18 +109,24 @@ class Budget(Frozen):
         ``ContractError`` naming the budget key when a regex it carries is invalid."""
         out: list[BudgetCheck] = []
         if self.max_tool_retries is not None:
+            from otel_oracles.grade.oracles.trace_tools import ToolRetriesParams
+
             n = self.max_tool_retries
             params = ToolRetriesParams(max=n)
             out.append(
                 BudgetCheck("tolerances", "tool_retries", params, f"budget: max_tool_retries {n}")
             )
         if self.max_tool_errors is not None:
+            from otel_oracles.grade.oracles.trace_tools import ToolErrorsParams
+
             n = self.max_tool_errors
             params_e = ToolErrorsParams(max=n)
             out.append(
                 BudgetCheck("tolerances", "tool_errors", params_e, f"budget: max_tool_errors {n}")
             )
         if self.allow_degraded_answer is not None or self.degraded_disclosure is not None:
+            from otel_oracles.grade.oracles.trace_answers import DegradedAnswerParams
+
             allowed = True if self.allow_degraded_answer is None else self.allow_degraded_answer
             fields: dict[str, Any] = {"allowed": allowed}
             if self.degraded_disclosure is not None:
@@ -125,6 +135,8 @@ class Budget(Frozen):
             why = f"budget: allow_degraded_answer {str(allowed).lower()}"
             out.append(BudgetCheck("tolerances", "degraded_answer", degraded, why))
         if self.require_citation:
+            from otel_oracles.grade.oracles.trace_answers import CitationRequiredParams
+
             fields = {} if self.citation_pattern is None else {"pattern": self.citation_pattern}
             cited = self._params(CitationRequiredParams, fields, "citation_pattern")
             why = "budget: require_citation true"
