@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from otel_oracles.cli import EXIT_FAILED, EXIT_USAGE
+from otel_oracles.cli import EXIT_FAILED, EXIT_USAGE, StartUpGc
 from otel_oracles.cli._baseline import BaselineCheck, baseline_options, report_regressions
 from otel_oracles.cli._output import (
     ReportStream,
@@ -171,6 +171,7 @@ def grade_command(
         command_policy(unsafe_commands),
     )
     session = GradingSession.load(spec)
+    StartUpGc.loaded()
     regression = BaselineCheck.load(baseline, max_tolerated_rise, max_missing_rise)
     sizes = input_files(paths)
     total = sum(size for _, size in sizes)
