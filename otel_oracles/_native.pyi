@@ -62,6 +62,7 @@ __all__ = [
     "TraceDrafter",
     "TransferSpans",
     "VerdictJson",
+    "VerdictLabels",
     "VerdictMarkup",
     "VerdictRecords",
     "VerdictReports",
@@ -455,29 +456,43 @@ class GradeTally:
         """``state``, then counts anew."""
 
 @final
+class VerdictLabels:
+    """The label rules of the verdict metrics and the grade span
+    (``native/python/src/grade_tally.rs``): ``names`` is ``emit._names``, ``generation`` the
+    generation step kind, ``max_chars`` the longest label. Called with ``(verdict,
+    trajectory)``: the verdict's metric labels, contract id and version, then the agent,
+    provider, model and service version each when known (``GradeTally`` asks it without a
+    Python call)."""
+
+    def __new__(cls, names: Any, generation: Any, max_chars: int) -> VerdictLabels: ...
+    def __call__(self, verdict: Any, trajectory: Any) -> tuple[tuple[str, Any], ...]: ...
+    def label(self, value: object) -> str | None:
+        """``value`` as a label: ``None`` unless a non-empty ``str``, cut to ``max_chars``
+        characters (the last one an ellipsis) when longer."""
+    def agent(self, verdict: Any, trajectory: Any) -> str | None:
+        """The verdict's agent name as a label, else the trajectory's (``None`` or not)."""
+    def generation(self, trajectory: Any) -> tuple[str | None, str | None]:
+        """(provider, model) labels of the trajectory's (``None`` or not) first generation
+        steps that name them, in step order."""
+
+@final
 class VerdictRecords:
     """``OtelEmitter``'s builder of grade spans and evaluation log records
     (``native/python/src/emit_records.rs``): ``names`` is ``emit._names``; ``classes`` the
     record classes (``Attrs``, ``SpanItem``, ``EventItem``, ``LogItem``); ``helpers`` the
     privacy filter (``SHOWN_FILTER``: template explanations and error types), ``explain``
-    (``full`` explanations), ``agent_label``, ``generation_labels`` and the subject label of
-    a grade span that starts its own trace; ``severities`` an outcome's (``SeverityNumber``,
-    text); ``passing`` the outcomes scored 1.0; ``forms`` whether the grade span, its events
-    and the log records are built. Keeps the shared attribute runs it made, by what they
-    are made of (each cache cleared at ``max_shared``); lists are cut at ``max_list``
-    items."""
+    (``full`` explanations), the label rules (``VerdictLabels``: the grade span's agent,
+    provider and model) and the subject label of a grade span that starts its own trace;
+    ``severities`` an outcome's (``SeverityNumber``, text); ``passing`` the outcomes scored
+    1.0; ``forms`` whether the grade span, its events and the log records are built. Keeps
+    the shared attribute runs it made, by what they are made of (each cache cleared at
+    ``max_shared``); lists are cut at ``max_list`` items."""
 
     def __new__(
         cls,
         names: Any,
         classes: tuple[Any, Any, Any, Any],
-        helpers: tuple[
-            ShownFilter,
-            Callable[..., Any],
-            Callable[..., Any],
-            Callable[..., Any],
-            Callable[..., Any],
-        ],
+        helpers: tuple[ShownFilter, Callable[..., Any], VerdictLabels, Callable[..., Any]],
         severities: dict[Any, tuple[Any, str]],
         passing: list[Any],
         error_outcome: Any,

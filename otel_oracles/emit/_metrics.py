@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from opentelemetry.metrics import Meter, NoOpMeter
 
-from otel_oracles._native import GradeTally
+from otel_oracles._native import GradeTally, VerdictLabels
 from otel_oracles.emit import _names as n
 from otel_oracles.model.step import GENERATION, Step, Trajectory
 
@@ -88,41 +88,26 @@ _TRACE_LABEL_KEYS = frozenset(
 )
 
 
-def trace_label(value: object) -> str | None:
-    """``value`` as a metric attribute and grade-span attribute: ``None`` unless a non-empty
-    string, cut to ``MAX_LABEL_CHARS`` characters (the last one an ellipsis) when longer."""
-    if not isinstance(value, str) or not value:
-        return None
-    if len(value) <= MAX_LABEL_CHARS:
-        return value
-    return value[: MAX_LABEL_CHARS - 1] + "\u2026"
+LABELS = VerdictLabels(n, GENERATION, MAX_LABEL_CHARS)
+"""The label rules, in the core (``native/python/src/grade_tally.rs``): called with
+``(verdict, trajectory)`` it gives the verdict's metric labels (contract id and version, then
+the agent, provider, model and service version each when known), and the tally asks it
+without a Python call. The emitter took these labels twice a verdict (the grade span's and
+the tally's), each an interpreter step a read; the core reads them for a few hundred
+instructions (docs/performance-history.md, "Emission: the labels read by the core")."""
 
+trace_label = LABELS.label
+"""``trace_label(value)``: ``value`` as a metric attribute and grade-span attribute: ``None``
+unless a non-empty string, cut to ``MAX_LABEL_CHARS`` characters (the last one an ellipsis)
+when longer."""
 
-def agent_label(verdict: Verdict, trajectory: Trajectory | None) -> str | None:
-    """The graded agent's name as a label (``trace_label``): the verdict's, else the
-    trajectory's."""
-    return trace_label(verdict.agent_name or (trajectory.agent_name if trajectory else None))
+agent_label = LABELS.agent
+"""``agent_label(verdict, trajectory)``: the graded agent's name as a label
+(``trace_label``): the verdict's, else the trajectory's (``None`` or not)."""
 
-
-def generation_labels(trajectory: Trajectory | None) -> tuple[str | None, str | None]:
-    """(provider, model) of the trajectory's first generation that names them, as labels
-    (``trace_label``)."""
-    if trajectory is None:
-        return None, None
-    provider = model = None
-    # The steps in order, not ``generations()``: the first generation usually names both,
-    # and a list of every generation was built per grade span and per tally of a trace.
-    # The kind is the module's ``GENERATION``, read once: through ``StepKind`` each read
-    # cost several hundred nanoseconds (model/step.py), and this runs for every verdict
-    # exported (its grade span, its tally) and every trajectory a batch keeps.
-    for step in trajectory.steps:
-        if step.kind != GENERATION:
-            continue
-        provider = provider or step.provider
-        model = model or step.model
-        if provider and model:
-            break
-    return trace_label(provider), trace_label(model)
+generation_labels = LABELS.generation
+"""``generation_labels(trajectory)``: (provider, model) of the trajectory's (``None`` or not)
+first generation steps that name them, in step order, as labels (``trace_label``)."""
 
 
 _SERVICE_VERSION = "service.version"
@@ -324,29 +309,6 @@ _DURATION = (n.METRIC_DURATION, "s", "Time to grade one trace against one contra
 _TRACES, _RESULTS, _FIRST_COUNT = 0, 1, 2
 
 
-def _verdict_labels(verdict: Verdict, trajectory: Trajectory | None) -> Labels:
-    """A verdict's labels: contract id and version, agent, and the trajectory's provider,
-    model and service version (``GradeTally`` asks once per run of verdicts sharing them)."""
-    agent = agent_label(verdict, trajectory)
-    provider, model = generation_labels(trajectory)
-    found: list[tuple[str, Any]] = [
-        (n.CONTRACT_ID, verdict.contract_id),
-        (n.CONTRACT_VERSION, verdict.contract_version),
-    ]
-    if agent:
-        found.append((n.AGENT_NAME, agent))
-    if provider:
-        found.append((n.PROVIDER_NAME, provider))
-    if model:
-        found.append((n.REQUEST_MODEL, model))
-    # The graded service's version: a deploy starts new series, so a rise in missing
-    # evidence (or failures) after it shows per version (alerts/otel-oracles.rules.yaml).
-    version = trace_label(trajectory.resource.get(_SERVICE_VERSION) if trajectory else None)
-    if version:
-        found.append((n.SUBJECT_SERVICE_VERSION, version))
-    return tuple(found)
-
-
 class Tally:
     """Counts for a batch of verdicts, added to the metric series by ``flush``. Not
     thread-safe: one per batch, on one thread.
@@ -357,7 +319,7 @@ class Tally:
 
     def __init__(self, metrics: GraderMetrics) -> None:
         self._m = metrics
-        self._core = GradeTally(_verdict_labels, list(metrics.duration_buckets_s))
+        self._core = GradeTally(LABELS, list(metrics.duration_buckets_s))
 
     def add(self, verdict: Verdict, trajectory: Trajectory | None) -> None:
         self._core.add([(verdict, trajectory)])

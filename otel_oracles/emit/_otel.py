@@ -57,7 +57,7 @@ from otel_oracles.emit import _names as n
 from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
 from otel_oracles.emit._explain import SHOWN_FILTER, explain, safe_identifier
 from otel_oracles.emit._metric_export import OwnMetricExporter, SuppliedMetricExporter
-from otel_oracles.emit._metrics import GraderMetrics, agent_label, generation_labels
+from otel_oracles.emit._metrics import LABELS, GraderMetrics
 from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
 from otel_oracles.emit._resource import grader_resource, grader_version
 from otel_oracles.emit._sinks import RECORD_SIGNALS, SIGNAL_NOUN, OtlpSink, RecordSignal, Sink
@@ -186,7 +186,7 @@ class OtelEmitter(Emitter):
         self._builder = VerdictRecords(
             n,
             (Attrs, SpanItem, EventItem, LogItem),
-            (SHOWN_FILTER, explain, agent_label, generation_labels, _subject_label),
+            (SHOWN_FILTER, explain, LABELS, _subject_label),
             _SEVERITY,
             [Outcome.PASS, Outcome.TOLERATED],
             Outcome.ERROR,

@@ -12,8 +12,9 @@
 //! items would hold, by the encoder's own functions, so the bytes are the same. The explanations and error types
 //! are the privacy filter's (`ShownFilter`, `scrub.rs`), asked directly; what stays in Python
 //! is called from here: the oracle's own message of `full` explanations (`explain`), the
-//! label rules of the grade span (`agent_label`, `generation_labels`, the subject), the
-//! attribute names (`_names`) and the severities.
+//! subject label of a grade span that starts its own trace, the attribute names (`_names`)
+//! and the severities. The agent, provider and model labels are the core's label rules
+//! (`VerdictLabels`, `grade_tally.rs`), which the metrics' tally follows too.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash, Hasher};
@@ -31,6 +32,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 
 use crate::encode::{attributes, severity_number, text, ProtoRequest, Skipped};
 use crate::evidence::StepFields;
+use crate::grade_tally::VerdictLabels;
 use crate::scrub::{str_text, Judged, ShownFilter};
 use crate::slots::{Fallback, SlotClass};
 
@@ -138,9 +140,12 @@ const LOG_FIELDS: [&str; 8] = [
     "extra",
 ];
 
-/// The privacy filter, `explain` (for `full` explanations), `agent_label`,
-/// `generation_labels` and the subject label, as the emitter passes them.
-type HelperFns = (Py<ShownFilter>, Py<PyAny>, Py<PyAny>, Py<PyAny>, Py<PyAny>);
+/// The privacy filter, `explain` (for `full` explanations), the label rules and the
+/// subject label, as the emitter passes them.
+type HelperFns = (Py<ShownFilter>, Py<PyAny>, Py<VerdictLabels>, Py<PyAny>);
+
+/// A trajectory's provider and model labels (`VerdictLabels::generation`).
+type Generation<'py> = (Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
 
 /// The Python the records are built with (see the module's text).
 struct Helpers {
@@ -152,8 +157,7 @@ struct Helpers {
     log_item: SlotClass,
     filter: Py<ShownFilter>,
     explain: Py<PyAny>,
-    agent_label: Py<PyAny>,
-    generation_labels: Py<PyAny>,
+    labels: Py<VerdictLabels>,
     subject_label: Py<PyAny>,
 }
 
@@ -557,7 +561,7 @@ impl VerdictRecords {
     ) -> PyResult<Self> {
         let py = names.py();
         let (attrs, span_item, event_item, log_item) = classes;
-        let (filter, explain, agent_label, generation_labels, subject_label) = helpers;
+        let (filter, explain, labels, subject_label) = helpers;
         let full = explain_mode
             .bind(py)
             .cast::<PyString>()
@@ -571,8 +575,7 @@ impl VerdictRecords {
                 log_item: SlotClass::load(log_item.cast()?, &LOG_FIELDS, Fallback::Keywords)?,
                 filter,
                 explain,
-                agent_label,
-                generation_labels,
+                labels,
                 subject_label,
             },
             severities: severities.unbind(),
@@ -652,9 +655,8 @@ impl VerdictRecords {
         mut out: Out<'_, 'py>,
         batch: usize,
     ) -> PyResult<usize> {
-        let py = results.py();
         let form = out.form();
-        let mut labels: Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = None;
+        let mut labels: Option<(Bound<'py, PyAny>, Generation<'py>)> = None;
         let total = results.len();
         let mut i = start;
         while i < total {
@@ -682,11 +684,7 @@ impl VerdictRecords {
                 let generation = match &labels {
                     Some((held, found)) if held.is(&trajectory) => found.clone(),
                     _ => {
-                        let found = self
-                            .helpers
-                            .generation_labels
-                            .bind(py)
-                            .call1((&trajectory,))?;
+                        let found = self.helpers.labels.get().generation(&trajectory)?;
                         labels = Some((trajectory.clone(), found.clone()));
                         found
                     }
@@ -1086,7 +1084,7 @@ impl VerdictRecords {
         read: &Read<'py>,
         trace: Option<u128>,
         trajectory: &Bound<'py, PyAny>,
-        generation: &Bound<'py, PyAny>,
+        generation: &Generation<'py>,
         now: u64,
     ) -> PyResult<GradeSpan<'py>> {
         let py = trajectory.py();
@@ -1119,20 +1117,16 @@ impl VerdictRecords {
         for (value, key) in &numbers {
             attrs.push((name(key), value.clone()));
         }
-        let agent = self
-            .helpers
-            .agent_label
-            .bind(py)
-            .call1((verdict, trajectory))?;
-        if agent.is_truthy()? {
+        // Each label is a non-empty `str` or None.
+        if let Some(agent) = self.helpers.labels.get().agent(verdict, trajectory)? {
             attrs.push((name(&n.agent_name), agent));
         }
-        let (provider, model) = generation.extract::<(Bound<'py, PyAny>, Bound<'py, PyAny>)>()?;
-        if provider.is_truthy()? {
-            attrs.push((name(&n.provider_name), provider));
+        let (provider, model) = generation;
+        if let Some(provider) = provider {
+            attrs.push((name(&n.provider_name), provider.clone()));
         }
-        if model.is_truthy()? {
-            attrs.push((name(&n.request_model), model));
+        if let Some(model) = model {
+            attrs.push((name(&n.request_model), model.clone()));
         }
         let pointed = match &read.root_span_id {
             Some(root) => Some(root.clone()),

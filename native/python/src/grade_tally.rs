@@ -9,15 +9,16 @@
 //! the records (docs/performance-history.md). A run of verdicts is counted here in one call;
 //! what leaves is plain data per label set (`state`), which the Python side adds to its
 //! metric series once per set, and which `serve`'s workers pickle to the receiving process.
-//! The labels of a verdict are the Python side's (`labels(verdict, trajectory)`), asked
-//! once per run of verdicts of one trajectory, contract and agent name.
+//! The labels of a verdict are `labels(verdict, trajectory)`'s, asked once per run of
+//! verdicts of one trajectory, contract and agent name: the emitter passes `VerdictLabels`,
+//! the label rules in the core (below), which the tally asks without a Python call.
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PySlice, PyString, PyTuple};
 
 use crate::evidence::StepFields;
 
@@ -145,6 +146,8 @@ struct Last {
 pub(crate) struct GradeTally {
     /// `labels(verdict, trajectory) -> tuple of (key, value)`.
     labels: Py<PyAny>,
+    /// `labels` when it is the core's `VerdictLabels`, asked directly.
+    rules: Option<Py<VerdictLabels>>,
     bounds: Vec<f64>,
     /// Labels tuple -> index in `groups`.
     index: Py<PyDict>,
@@ -162,8 +165,14 @@ impl GradeTally {
                 "GradeTally: bounds must be finite and strictly increasing",
             ));
         }
+        let rules = labels
+            .bind(py)
+            .cast::<VerdictLabels>()
+            .ok()
+            .map(|r| r.clone().unbind());
         Ok(GradeTally {
             labels,
+            rules,
             bounds,
             index: PyDict::new(py).unbind(),
             groups: Vec::new(),
@@ -319,7 +328,13 @@ impl GradeTally {
         let at = match cached {
             Some(group) => group,
             None => {
-                let labels = self.labels.bind(py).call1((verdict, trajectory))?;
+                let labels = match &self.rules {
+                    Some(rules) => rules
+                        .get()
+                        .labels(&f, trajectory, &contract_id, &contract_version)?
+                        .into_any(),
+                    None => self.labels.bind(py).call1((verdict, trajectory))?,
+                };
                 let group = self.group_of(&labels)?;
                 self.last = Some(Last {
                     objects: [
@@ -385,7 +400,195 @@ impl GradeTally {
     }
 }
 
+/// The label rules of the verdict metrics and the grade span, in the core
+/// (`otel_oracles.emit._metrics`: `trace_label`, `agent_label`, `generation_labels` and the
+/// tally's labels are this object's methods).
+///
+/// Why here: the emitter asked Python for them twice a verdict, the grade span's agent
+/// and generation labels (`VerdictRecords`) and the tally's whole label set (`GradeTally`),
+/// ~17 k instructions a verdict of interpreter steps for a few attribute reads; read here
+/// they cost a few hundred. The rules: a value taken from a trace is a label when it is a
+/// non-empty `str`, cut to `max_chars` characters (the last one an ellipsis) when longer;
+/// the agent is the verdict's agent name, else the trajectory's; the provider and the model
+/// are the first of the trajectory's generation steps (`kind` equal to `generation`) to name
+/// each, in step order; the service version is the trajectory's resource's
+/// `service.version`.
+#[pyclass(module = "otel_oracles._native", name = "VerdictLabels", frozen)]
+pub(crate) struct VerdictLabels {
+    /// Contract id, contract version, agent name, provider, model, service version: the
+    /// label keys, in the order a label set holds them.
+    keys: [Py<PyString>; 6],
+    /// The generation step kind (`model.step.GENERATION`).
+    generation: Py<PyAny>,
+    max_chars: usize,
+}
+
+#[pymethods]
+impl VerdictLabels {
+    #[new]
+    fn new(names: &Bound<'_, PyAny>, generation: Py<PyAny>, max_chars: usize) -> PyResult<Self> {
+        if max_chars == 0 {
+            return Err(PyValueError::new_err(
+                "VerdictLabels: max_chars must be >= 1",
+            ));
+        }
+        let get = |name: &str| -> PyResult<Py<PyString>> {
+            Ok(names.getattr(name)?.cast_into::<PyString>()?.unbind())
+        };
+        Ok(VerdictLabels {
+            keys: [
+                get("CONTRACT_ID")?,
+                get("CONTRACT_VERSION")?,
+                get("AGENT_NAME")?,
+                get("PROVIDER_NAME")?,
+                get("REQUEST_MODEL")?,
+                get("SUBJECT_SERVICE_VERSION")?,
+            ],
+            generation,
+            max_chars,
+        })
+    }
+
+    /// The verdict's labels: contract id and version, then the agent, provider, model and
+    /// service version each when it has one.
+    fn __call__<'py>(
+        &self,
+        verdict: &Bound<'py, PyAny>,
+        trajectory: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let py = verdict.py();
+        let f = StepFields::new(verdict.clone());
+        let contract_id = f.get(intern!(py, "contract_id"))?;
+        let contract_version = f.get(intern!(py, "contract_version"))?;
+        self.labels(&f, trajectory, &contract_id, &contract_version)
+    }
+
+    /// `value` as a label, or None.
+    fn label<'py>(&self, value: Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if !value.is_instance_of::<PyString>() || !value.is_truthy()? {
+            return Ok(None);
+        }
+        if value.len()? <= self.max_chars {
+            return Ok(Some(value));
+        }
+        let py = value.py();
+        let head = value.get_item(PySlice::new(py, 0, self.max_chars as isize - 1, 1))?;
+        Ok(Some(head.add("\u{2026}")?))
+    }
+
+    /// The agent's label: the verdict's agent name, else the trajectory's (None or not).
+    pub(crate) fn agent<'py>(
+        &self,
+        verdict: &Bound<'py, PyAny>,
+        trajectory: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = verdict.py();
+        self.agent_of(
+            &StepFields::new(verdict.clone()).get(intern!(py, "agent_name"))?,
+            trajectory,
+        )
+    }
+
+    /// The labels of the provider and the model of the trajectory's (None or not) first
+    /// generations that name them.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn generation<'py>(
+        &self,
+        trajectory: &Bound<'py, PyAny>,
+    ) -> PyResult<(Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>)> {
+        if trajectory.is_none() {
+            return Ok((None, None));
+        }
+        let py = trajectory.py();
+        let steps = StepFields::new(trajectory.clone()).get(intern!(py, "steps"))?;
+        let generation = self.generation.bind(py);
+        let (mut provider, mut model): (Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>) =
+            (None, None);
+        let truthy = |v: &Option<Bound<'py, PyAny>>| -> PyResult<bool> {
+            v.as_ref().map_or(Ok(false), |v| v.is_truthy())
+        };
+        for step in steps.try_iter()? {
+            let step = StepFields::new(step?);
+            let kind = step.get(intern!(py, "kind"))?;
+            if !kind.is(generation) && kind.ne(generation)? {
+                continue;
+            }
+            if !truthy(&provider)? {
+                provider = Some(step.get(intern!(py, "provider"))?);
+            }
+            if !truthy(&model)? {
+                model = Some(step.get(intern!(py, "model"))?);
+            }
+            if truthy(&provider)? && truthy(&model)? {
+                break;
+            }
+        }
+        let label = |v: Option<Bound<'py, PyAny>>| v.map_or(Ok(None), |v| self.label(v));
+        Ok((label(provider)?, label(model)?))
+    }
+}
+
+impl VerdictLabels {
+    /// `agent` with the verdict's agent name read.
+    fn agent_of<'py>(
+        &self,
+        own: &Bound<'py, PyAny>,
+        trajectory: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if own.is_truthy()? {
+            return self.label(own.clone());
+        }
+        if !trajectory.is_truthy()? {
+            return Ok(None);
+        }
+        let py = own.py();
+        self.label(StepFields::new(trajectory.clone()).get(intern!(py, "agent_name"))?)
+    }
+
+    /// The graded service's version label: a deploy starts new series, so a rise in
+    /// missing evidence (or failures) after it shows per version.
+    fn version<'py>(&self, trajectory: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if !trajectory.is_truthy()? {
+            return Ok(None);
+        }
+        let py = trajectory.py();
+        let resource = StepFields::new(trajectory.clone()).get(intern!(py, "resource"))?;
+        let key = intern!(py, "service.version");
+        let value = match resource.cast::<PyDict>() {
+            Ok(d) if d.is_exact_instance_of::<PyDict>() => d.get_item(key)?,
+            _ => Some(resource.call_method1(intern!(py, "get"), (key,))?),
+        };
+        value.map_or(Ok(None), |v| self.label(v))
+    }
+
+    /// `__call__` with the verdict's fields (`f`) and its contract id and version read.
+    pub(crate) fn labels<'py>(
+        &self,
+        f: &StepFields<'py>,
+        trajectory: &Bound<'py, PyAny>,
+        contract_id: &Bound<'py, PyAny>,
+        contract_version: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let py = trajectory.py();
+        let agent = self.agent_of(&f.get(intern!(py, "agent_name"))?, trajectory)?;
+        let (provider, model) = self.generation(trajectory)?;
+        let version = self.version(trajectory)?;
+        let k = &self.keys;
+        let mut found: Vec<Bound<'py, PyTuple>> = vec![
+            PyTuple::new(py, [k[0].bind(py).as_any(), contract_id])?,
+            PyTuple::new(py, [k[1].bind(py).as_any(), contract_version])?,
+        ];
+        for (key, value) in k[2..].iter().zip([agent, provider, model, version]) {
+            if let Some(value) = value {
+                found.push(PyTuple::new(py, [key.bind(py).as_any(), &value])?);
+            }
+        }
+        PyTuple::new(py, found)
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<GradeTally>()?;
+    m.add_class::<VerdictLabels>()?;
     Ok(())
 }
