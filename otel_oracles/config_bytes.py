@@ -7,6 +7,7 @@ alone is ~90 M instructions (docs/performance-history.md, "Start-up").
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
@@ -27,8 +28,16 @@ class ConfigTooLarge(ValueError):
 def read_config_bytes(path: Path) -> bytes:
     """The file's bytes; ``ConfigTooLarge`` when it is larger than ``MAX_CONFIG_BYTES``
     (``OSError`` as from ``open``)."""
+    return read_config_file(path)[0]
+
+
+def read_config_file(path: Path) -> tuple[bytes, os.stat_result]:
+    """``read_config_bytes``, with the file's status taken once its bytes are read (its
+    ``fstat``): a change made while they were read shows in its times (the conventions
+    cache's stat check, ``mapping/_cache.py``)."""
     with open(path, "rb") as handle:
         data = handle.read(MAX_CONFIG_BYTES + 1)
+        info = os.fstat(handle.fileno())
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigTooLarge
-    return data
+    return data, info

@@ -40,10 +40,13 @@ the conventions cache", "Start-up: the conventions' files built when asked for",
 the compiled set keyed by the files alone").
 """
 
+import hashlib
 import json
-from collections.abc import Sequence
+import os
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -66,14 +69,54 @@ __all__ = ["CACHE_DIR_ENV", "CACHE_ROOT_ENV", "ConventionCache", "default_dir"]
 FORMAT = b"otel-oracles conventions cache 3"
 """Changes when the entry layout does (3: values equal to their defaults left out)."""
 
-SET_FORMAT = b"otel-oracles compiled conventions 3"
+SET_FORMAT = b"otel-oracles compiled conventions 4"
 """Changes when the layout of a compiled set's entry does (2: keyed by every file read, with
 what the set says besides its rules, so a warm start builds no file; 3: keyed by the files'
-keys alone, with the digests of the files' entries it was compiled from)."""
+keys alone, with the digests of the files' entries it was compiled from; 4: with the status
+of its inputs, ``ConventionCache.inputs``)."""
+
+SETTLED_NS = 2_000_000_000
+"""How much older than the moment a set's inputs were looked at (the entry's ``stated``) a
+file's modification and status change must be for its status to stand for its bytes (git's
+"racy" rule). Two writes within one tick of the file system's clock (a few milliseconds;
+one or two seconds on some file systems) leave the same times, so a file changed just
+before it was read may change again without its status showing it; a change made after
+``stated`` leaves times later than the recorded ones by more than this."""
 
 COMPILER = ("_compile.py", "_loader.py")
 """The modules (beside ``config.py``) whose code makes a set's ``blueprint``: their source
 is in a set entry's key, so an entry written by other code is never read."""
+
+_VERSIONS = [FORMAT.decode(), SET_FORMAT.decode(), pydantic.VERSION, safe_regex.ENGINE_VERSION]
+"""What a key names besides code and files, as a set entry's ``inputs`` hold it."""
+
+
+def _status(info: os.stat_result) -> list[int]:
+    """What a set entry records of a file's status: device, inode, size, modification and
+    status-change times (nanoseconds)."""
+    return [info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns]
+
+
+def settled(inputs: list[Any], stated: int) -> bool:
+    """Whether every status in ``inputs`` (``ConventionCache.inputs``) was modified and
+    changed more than ``SETTLED_NS`` before ``stated``, so that no later change can leave
+    the same times."""
+    limit = stated - SETTLED_NS
+    return all(status[3] < limit and status[4] < limit for status in (*inputs[1], *inputs[2]))
+
+
+class KeptSet(NamedTuple):
+    """A compiled set's entry, read (``ConventionCache.get_set``)."""
+
+    compiled: Any
+    """The blueprint (``_compile.blueprint``), as JSON reads it."""
+    parsers: Any
+    """The ``parse:`` names of every file read."""
+    entries: list[str]
+    """The digests of the files' entries it was compiled from, load order."""
+    stood: bool
+    """Whether its inputs' status stood for them (``inputs``: the key was not computed);
+    else the key was, and matched."""
 
 
 _WRITTEN_CHECKED = {CHECKED: True}
@@ -95,10 +138,21 @@ class ConventionCache:
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
-        schema = Path(_schema.__file__).read_bytes()
-        versions = (pydantic.VERSION.encode(), safe_regex.ENGINE_VERSION.encode())
-        self._salted = _sha256(_sha256(b"\0".join((FORMAT, *versions, schema))).digest())
-        """The key's hash with the salt in it, copied for each file."""
+        self._salt: hashlib._Hash | None = None
+        self._salt_read = 0
+        """When the schema's code in the salt was read (``time.time_ns``, before it)."""
+
+    @property
+    def _salted(self) -> "hashlib._Hash":
+        """The key's hash with the salt in it, copied for each file; made when a key is
+        first asked for (a warm start whose set's inputs stand asks for none:
+        ``inputs``)."""
+        if self._salt is None:
+            self._salt_read = time.time_ns()
+            schema = Path(_schema.__file__).read_bytes()
+            versions = (pydantic.VERSION.encode(), safe_regex.ENGINE_VERSION.encode())
+            self._salt = _sha256(_sha256(b"\0".join((FORMAT, *versions, schema))).digest())
+        return self._salt
 
     @classmethod
     def from_env(cls) -> "ConventionCache | None":
@@ -178,6 +232,19 @@ class ConventionCache:
     # (``read_entry``: the grader's own, its digest matching); a blueprint of another shape
     # is compiled again (``load_conventions``).
 
+    def inputs(self, stats: Sequence[os.stat_result]) -> list[Any]:
+        """A set's inputs without their bytes: the versions its key names (``_VERSIONS``),
+        the status (``_status``) of the code its key hashes (``config.py``, ``COMPILER``)
+        and that of each file read (``stats``, load order, each taken once its bytes were
+        read: ``config_bytes.read_config_file``). A set entry recording the same inputs,
+        every time in them settled before it looked at them (``settled``), is the set of
+        the very bytes its key would hash: a warm start then computes no key (hashing the
+        files and the code was ~15 M instructions of every start). Raises ``OSError`` when
+        the code cannot be looked at (as ``set_key`` would)."""
+        here = Path(_schema.__file__).parent
+        code = [_status(os.stat(here / name)) for name in ("config.py", *COMPILER)]
+        return [_VERSIONS, code, [_status(info) for info in stats]]
+
     def set_key(self, keys: Sequence[str]) -> str:
         """The key of the set read from the files of ``keys`` (each one's ``key``), in load
         order."""
@@ -196,10 +263,12 @@ class ConventionCache:
         named = _sha256("\0".join(sources).encode()).hexdigest()[:32]
         return self.dir / f"set-{named}.json"
 
-    def get_set(self, key: str, sources: Sequence[str]) -> tuple[Any, Any, list[str]] | None:
-        """The blueprint kept for the set read from ``sources`` (load order) under ``key``,
-        the ``parse:`` names of every file read and the digests of the files' entries it was
-        compiled from (load order), or ``None``."""
+    def get_set(
+        self, sources: Sequence[str], inputs: list[Any], key: Callable[[], str]
+    ) -> KeptSet | None:
+        """The set kept for the files read from ``sources`` (load order), or ``None``. It is
+        theirs when it records these ``inputs`` (``inputs``), settled before it looked at
+        them (``settled``); else when its key is ``key()`` (the files and the code hashed)."""
         body = read_entry(self._set_path(sources))
         if body is None:
             return None
@@ -207,7 +276,11 @@ class ConventionCache:
             entry = json.loads(body)
         except (ValueError, RecursionError):
             return None
-        if not isinstance(entry, dict) or entry.get("key") != key:
+        if not isinstance(entry, dict):
+            return None
+        stated = entry.get("stated")
+        stood = type(stated) is int and entry.get("inputs") == inputs and settled(inputs, stated)
+        if not stood and entry.get("key") != key():
             return None
         entries = entry.get("entries")
         if not (
@@ -216,7 +289,7 @@ class ConventionCache:
             and all(isinstance(digest, str) for digest in entries)
         ):
             return None
-        return entry.get("compiled"), entry.get("parsers"), entries
+        return KeptSet(entry.get("compiled"), entry.get("parsers"), entries, stood)
 
     def put_set(
         self,
@@ -225,15 +298,28 @@ class ConventionCache:
         blueprint: dict[str, Any],
         parsers: list[str],
         entries: list[str],
+        inputs: list[Any],
+        stated: int,
     ) -> None:
         """Keep ``blueprint``, ``parsers`` (the ``parse:`` names of every file read, the
         files a set leaves out included: a start checks them against the parsers then
         installed) and ``entries`` (the digests of the files' entries it was compiled from,
-        load order) under ``key`` when JSON gives the blueprint back unchanged (``tuples``
-        read as lists; a value JSON cannot hold, as a date, or a mapping with keys other
-        than texts, is never kept)."""
+        load order) under ``key``, with its ``inputs`` and when they were looked at
+        (``stated``: before any of them was read), when JSON gives the blueprint back
+        unchanged (``tuples`` read as lists; a value JSON cannot hold, as a date, or a
+        mapping with keys other than texts, is never kept). The schema's code in ``key``
+        read earlier (this cache's salt, made for an earlier set) makes ``stated`` that
+        moment (a key not made by this cache: 0, its inputs never standing)."""
+        stated = min(stated, self._salt_read)
         try:
-            entry = {"key": key, "compiled": blueprint, "parsers": parsers, "entries": entries}
+            entry = {
+                "key": key,
+                "compiled": blueprint,
+                "parsers": parsers,
+                "entries": entries,
+                "inputs": inputs,
+                "stated": stated,
+            }
             body = json.dumps(entry, ensure_ascii=False).encode()
             if json.loads(body)["compiled"] != _listed(blueprint):
                 return

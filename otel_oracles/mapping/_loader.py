@@ -1,15 +1,17 @@
 """Loading the mapping files: the bundled ``conventions/`` plus the user's own directories."""
 
 import importlib.resources
+import os
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-from otel_oracles.config_bytes import ConfigTooLarge, read_config_bytes
+from otel_oracles.config_bytes import ConfigTooLarge, read_config_file
 from otel_oracles.errors import ConventionError
-from otel_oracles.mapping._cache import ConventionCache
+from otel_oracles.mapping._cache import ConventionCache, settled
 from otel_oracles.mapping.config import ConventionFile, Rule
 from otel_oracles.mapping.parsers import ParserRegistry, load_parsers
 from otel_oracles.model.contract import describe_validation_error
@@ -197,18 +199,34 @@ def load_convention_file(
     return conv
 
 
-class _Read(NamedTuple):
-    """A mapping file's bytes and its cache key (its entry is read when its content is
+class _Read:
+    """A mapping file's bytes, its status once they were read and its cache key, hashed
+    when first asked for: a warm start whose kept set records the files' status
+    (``ConventionCache.inputs``) hashes none (its entry is read when its content is
     needed: ``_validated``)."""
 
-    path: Path
-    raw: bytes
-    key: str
+    __slots__ = ("_cache", "_key", "path", "raw", "stat")
+
+    def __init__(self, path: Path, cache: ConventionCache) -> None:
+        self.path = path
+        self.raw, self.stat = _read_file(path)
+        self._cache = cache
+        self._key: str | None = None
+
+    @property
+    def key(self) -> str:
+        if self._key is None:
+            self._key = self._cache.key(self.path.stem, str(self.path), self.raw)
+        return self._key
 
 
 def _read_bytes(path: Path) -> bytes:
+    return _read_file(path)[0]
+
+
+def _read_file(path: Path) -> tuple[bytes, os.stat_result]:
     try:
-        return read_config_bytes(path)
+        return read_config_file(path)
     except OSError as exc:
         raise ConventionError(f"cannot read: {exc.strerror}", str(path)) from None
     except ConfigTooLarge as exc:
@@ -216,9 +234,7 @@ def _read_bytes(path: Path) -> bytes:
 
 
 def _read(path: Path, cache: ConventionCache) -> _Read:
-    raw = _read_bytes(path)
-    source = str(path)
-    return _Read(path, raw, cache.key(path.stem, source, raw))
+    return _Read(path, cache)
 
 
 def _validated(
@@ -298,13 +314,16 @@ def load_conventions(
         *(p for extra in extra_dirs for p in _files_in(Path(extra))),
     ]
     reads: list[_Read] | None = None
+    stated = time.time_ns()
+    """Before any file is read: a kept set's inputs are looked at after it (``_cache``,
+    ``settled``)."""
     if cache is not None:
         try:
             reads = [_read(path, cache) for path in paths]
         except ConventionError:
             reads = None  # read again one by one below: the same error, in the same order
         if reads is not None:
-            kept = _kept_set(reads, parsers, cache)
+            kept = _kept_set(reads, parsers, cache, stated)
             if kept is not None:
                 return kept
     by_name: dict[str, ConventionFile] = {}
@@ -343,7 +362,9 @@ def load_conventions(
     assert reads is not None  # kept_all
     plan = blueprint(result)
     key = cache.set_key([read.key for read in reads])
-    cache.put_set(key, [str(p) for p in paths], plan, sorted(parse_names), digests)
+    inputs = cache.inputs([read.stat for read in reads])
+    sources = [str(p) for p in paths]
+    cache.put_set(key, sources, plan, sorted(parse_names), digests, inputs, stated)
     result._compiled = build_set(plan, parsers)
     return result
 
@@ -360,23 +381,30 @@ def _parse_names(conv: ConventionFile) -> set[str]:
 
 
 def _kept_set(
-    reads: list[_Read], parsers: ParserRegistry, cache: ConventionCache
+    reads: list[_Read], parsers: ParserRegistry, cache: ConventionCache, stated: int
 ) -> ConventionSet | None:
     """The set of the files ``reads`` holds built from the compiled set ``cache`` keeps for
-    them (keyed by every file's bytes: ``ConventionCache.set_key``), or ``None`` when it
-    keeps none, a ``parse:`` name of the set is not among the parsers now installed (the
-    files are read then, and the error names the file) or the kept data is of another
-    shape. No file's entry is read here; the files, when asked for, are validated from
-    the very entries the set was compiled from (their digests are kept with it), or from
-    their YAML when an entry is gone or another."""
+    them (keyed by every file's bytes: ``ConventionCache.set_key``; its key not computed
+    when the status of its inputs stands for them: ``ConventionCache.inputs``), or
+    ``None`` when it keeps none, a ``parse:`` name of the set is not among the parsers now
+    installed (the files are read then, and the error names the file) or the kept data is
+    of another shape. No file's entry is read here; the files, when asked for, are
+    validated from the very entries the set was compiled from (their digests are kept with
+    it), or from their YAML when an entry is gone or another. A set found by its key whose
+    inputs' status did not stand (a file touched, or changed within ``SETTLED_NS`` of the
+    entry) is written again with their status now, once every time in it is settled
+    (``stated`` is when this load started), so the next start hashes nothing."""
     from otel_oracles.mapping._compile import build_set
 
-    found = cache.get_set(
-        cache.set_key([read.key for read in reads]), [str(read.path) for read in reads]
-    )
+    sources = [str(read.path) for read in reads]
+    try:
+        inputs = cache.inputs([read.stat for read in reads])
+    except OSError:
+        return None
+    found = cache.get_set(sources, inputs, lambda: cache.set_key([read.key for read in reads]))
     if found is None:
         return None
-    kept, parse_names, digests = found
+    kept, parse_names, digests, stood = found
     by_source = {
         str(read.path): (read, digest) for read, digest in zip(reads, digests, strict=True)
     }
@@ -387,6 +415,9 @@ def _kept_set(
         compiled = build_set(kept, parsers)
     except (KeyError, TypeError, ValueError, IndexError, ArithmeticError, RecursionError):
         return None
+    if not stood and settled(inputs, stated):
+        key = cache.set_key([read.key for read in reads])
+        cache.put_set(key, sources, kept, parse_names, digests, inputs, stated)
 
     def files() -> list[ConventionFile]:
         return [_validated(read, cache, digest)[0] for read, digest in order]
