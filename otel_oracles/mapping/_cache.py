@@ -37,7 +37,13 @@ builds the compiled set from it instead of compiling the rules again, and neithe
 validates a file's entry unless the files are asked for; then only the very entries the set
 was compiled from are used (docs/performance-history.md, "Start-up: the compiled set kept in
 the conventions cache", "Start-up: the conventions' files built when asked for", "Start-up:
-the compiled set keyed by the files alone").
+the compiled set keyed by the files alone"). The set's entry also records the status of its
+inputs (``ConventionCache.inputs``: each file's and the compiler code's device, inode, size
+and times); a start that finds them all unchanged, every time in them more than
+``SETTLED_NS`` older than the moment the entry looked at them, takes the set without
+computing its key, so it hashes no file (git's "racy" rule; docs/security.md says what this
+status vouches for, and docs/performance-history.md, "Start-up: the conventions' files by
+their status").
 """
 
 import hashlib
