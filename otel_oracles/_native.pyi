@@ -1546,6 +1546,35 @@ class CheckPlans(Generic[_Finding]):
         forbidden: Sequence[Any],
         helpers: tuple[Callable[[str, str], bool], Callable[[Step], str], Callable[[Any], Any]],
     ) -> CheckPlan[_Finding]: ...
+    def citations_grounded(
+        self,
+        pattern: str,
+        sources: list[str],
+        budget: int,
+        helpers: tuple[
+            Callable[[str, str], list[str]],
+            Callable[[Step, Sequence[str]], str | None],
+            Callable[[Step, str], bool],
+            Callable[[Any], str],
+            Callable[[Any, Step], str | None],
+            Callable[[Step], list[Any]],
+            Callable[[Step], str],
+            Callable[[Sequence[Step]], str],
+            Callable[[Any], bool],
+            str,
+            Callable[[str], bool],
+            type[Exception],
+        ],
+    ) -> CheckPlan[_Finding]: ...
+    def citation_required(
+        self,
+        params: Any,
+        helpers: tuple[
+            Callable[[str, str], list[str]],
+            Callable[[Any, Any], Any],
+            Callable[[Sequence[Step]], str],
+        ],
+    ) -> CheckPlan[_Finding]: ...
 
 @final
 class CheckPlan(Generic[_Finding]):

@@ -167,11 +167,39 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {},
         {"required": [f"res{LONE} -> *"], "forbidden": [f"* -> b{LONE}"]},
     ],
+    "citations_grounded": [
+        {},
+        {"pattern": r"\[(doc-\d+)\]"},
+        {"pattern": r"(x)?doc-\d+|(y)"},
+        {"pattern": r"doc \d+"},
+        {"sources": ["search_*"]},
+        {"sources": ["no_such_tool"]},
+        {"pattern": f"(?:doc|{LONE})-\\d+"},
+    ],
+    "citation_required": [
+        {},
+        {"min": 2},
+        {"min": BIG},
+        {"min": 3, "unless_degraded": True},
+        {"min": BIG, "unless_degraded": True, "dependencies": ["search_docs"]},
+        {"pattern": f"{LONE}-\\d+", "unless_degraded": True, "dependencies": ["fetch_*"]},
+    ],
 }
 
 
-ANSWERING_EVERY = ("tool_sequence", "tool_called", "handoff")
-"""The checks whose plans make every answer (``check_plans_more.rs``)."""
+ANSWERING_EVERY = (
+    "tool_sequence",
+    "tool_called",
+    "handoff",
+    "citations_grounded",
+    "citation_required",
+)
+"""The checks whose plans make every answer (``check_plans_more.rs``,
+``check_plans_cite.rs``)."""
+
+CITING = ("citations_grounded", "citation_required")
+"""The checks of the final answer's citations: asked only of a trajectory whose final answer
+is known (their declared evidence; the loop answers the others with missing evidence)."""
 
 USUAL_ANSWERS = tuple(t for t in PARAMS if t not in ANSWERING_EVERY)
 """The checks whose plans make their usual answers (``check_plans.rs``)."""
@@ -187,6 +215,20 @@ EVERY_ANSWER_SCENARIOS = (
 """The scenarios read for the plans that make every answer: a plain run, file edits and a
 command, handoffs and delegation (a forbidden one among them), a call an approval step
 refused."""
+
+CITING_SCENARIOS = (
+    "a_happy",
+    "c_retry_exhausted",
+    "e_fabricated_citation",
+    "f_degraded",
+    "j_undisclosed_failure",
+    "r_structured_fabricated",
+    "v_reasoning_fabricated",
+    "z_killed_before_answer",
+)
+"""The scenarios read for the citation checks: answers citing what the search returned,
+an id no tool returned (in text, a structured answer and after reasoning), degraded and
+failed searches, a run killed before its answer."""
 
 
 PATHS: dict[str, tuple[str, str, bool]] = {
@@ -345,6 +387,70 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
     )
     yield "lone surrogates in names and texts", _surrogates(stopped=False)
     yield "lone surrogates, the run stopped short", _surrogates(stopped=True)
+    yield from _citing()
+
+
+def _citing() -> Iterator[tuple[str, Trajectory]]:
+    """Answers citing ids: found in a call's text, structured and documents results and in
+    the tool results a model call was handed; near misses (``doc-12`` for ``doc-1``, a
+    non-ASCII letter continuing an id); an id no source returns, with a result not captured,
+    every result captured, or no work shown at all; ids with a space; lone surrogates."""
+    hits = {"hits": [{"id": "doc-12", "title": "a, b"}, {"id": "doc 3"}], "n": 2.5}
+    handed = [
+        {"role": "user", "parts": [{"type": "text", "content": "q"}]},
+        {
+            "role": "tool",
+            "content": {"docs": ["doc-7", "[doc-8]"]},
+        },
+        {"role": "user", "parts": [{"type": "tool_call_response", "response": "doc-9 é"}]},
+    ]
+    yield (
+        "citations grounded in results, documents and model inputs",
+        traj(
+            gen(tool_calls=["search_docs"]),
+            tool("search_docs", {"q": "a"}, hits),
+            tool("fetch_page", {"u": 1}, "see [doc-1] and doc-4é", documents=[{"id": "doc 5"}]),
+            gen(tool_calls=["search_docs"], input_messages=handed),
+            tool("search_docs", {"q": "b"}, f"doc-{LONE} doc-30 {LONE}-2"),
+            gen(f"Per [doc-1], doc-12, doc 3 and doc 5, doc-7 [doc-8] doc-9 {LONE}-2 doc-30."),
+        ),
+    )
+    yield (
+        "an id no result holds, one result not captured",
+        traj(
+            tool("search_docs", {"q": "a"}, "doc-1 doc-2"),
+            tool("search_docs", {"q": "b"}, None),
+            tool("fetch_page", {"q": "b"}, None, status="error"),
+            gen("See doc-1 and doc-9 and doc-4é [doc-2]."),
+        ),
+    )
+    yield (
+        "an id no result holds, every result captured",
+        traj(
+            tool("search_docs", {"q": "a"}, {"ids": ["doc-1", "doc-12", "doc 3"]}),
+            tool("fetch_page", {"q": "b"}, "doc-12 doc-1x"),
+            gen(input_messages=handed, tool_calls=["search_docs"]),
+            tool("search_docs", {"q": "c"}, "doc-5", end_ns=10**12),
+            gen(f"See doc-1, doc-9, doc 3, doc 4, [doc-12] and {LONE}-7.", end_ns=10**11),
+        ),
+    )
+    yield (
+        "an answer by a final-answer tool, no times",
+        traj(
+            gen(tool_calls=["search_docs"]),
+            tool("search_docs", {"q": "a"}, "doc-1 [doc-2]"),
+            gen(tool_calls=["final_answer"]),
+            tool("final_answer", {"answer": "doc-1 doc-3"}, "doc-1 doc-3"),
+            timed=False,
+            final_answer_tools=("final_answer",),
+        ),
+    )
+    yield (
+        "no work shown",
+        traj(
+            {"kind": StepKind.AGENT, "agent_name": "a", "result": "See doc-1 and doc 2."},
+        ),
+    )
 
 
 def _surrogates(stopped: bool) -> Trajectory:
@@ -433,6 +539,8 @@ def _findings_agree(
         answered["answering"] += bool(ev.answering())
         answered["nameless"] += bool(ev.nameless_calls())
         for oracle in oracles:
+            if oracle.oracle_type in CITING and ev.final_output().text is None:
+                continue
             fresh = GradeContext(trajectory, contract, evidence=Evidence(trajectory))
             want = REFERENCE[oracle.oracle_type](oracle, fresh)
             got = oracle.check(shared)
@@ -468,13 +576,25 @@ def test_plans_answer_as_the_python_checks_did_on_captured_traces() -> None:
 
 
 def test_plans_answer_every_trajectory_as_the_python_checks_did_on_captured_traces() -> None:
-    answered = _findings_agree(captured_trajectories(EVERY_ANSWER_SCENARIOS), ANSWERING_EVERY)
+    types = tuple(t for t in ANSWERING_EVERY if t not in CITING)
+    answered = _findings_agree(captured_trajectories(EVERY_ANSWER_SCENARIOS), types)
     # Each answered every trajectory, passes and failures among them.
-    for oracle_type in ANSWERING_EVERY:
+    for oracle_type in types:
         assert answered[oracle_type] == answered["trajectories"] * len(PARAMS[oracle_type])
-    for oracle_type in ANSWERING_EVERY:
+    for oracle_type in types:
         assert answered.get(f"{oracle_type}: pass"), answered
         assert answered.get(f"{oracle_type}: fail"), answered
+
+
+def test_citation_plans_answer_as_the_python_checks_did_on_captured_traces() -> None:
+    answered = _findings_agree(captured_trajectories(CITING_SCENARIOS), CITING)
+    # Each answered every trajectory with a known answer: passes, failures and missing
+    # evidence (``citations_grounded``) among them.
+    assert answered["citations_grounded"] > answered["trajectories"], answered
+    for status in ("pass", "fail", "missing"):
+        assert answered.get(f"citations_grounded: {status}"), answered
+    for status in ("pass", "fail"):
+        assert answered.get(f"citation_required: {status}"), answered
 
 
 def test_plans_answer_as_the_python_checks_did_on_edge_cases() -> None:

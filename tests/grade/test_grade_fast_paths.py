@@ -332,9 +332,11 @@ def test_search_texts_find_ids_as_the_made_texts_do() -> None:
     instead of ``result_text``'s: for every id that holds no break character, the answer and
     the occurrences tested must be those of the made text (the charges differ by the two
     texts' lengths only, the indented one never shorter), on every value (the core declines
-    some; they are made as before)."""
-    from otel_oracles.grade.oracles.trace_answers import _search_text
+    some; they are made as before). ``_search_text`` is the body's as it was
+    (``tests/support/check_reference.py``), which the plan's stand-in texts follow
+    (``check_plans_cite.rs``)."""
     from otel_oracles.grade.oracles.trace_common import result_text
+    from tests.support.check_reference import _search_text
 
     rng = random.Random(12)
     ids = ["doc-4", "doc-42", "oc-4", "4", "n", "u2028doc", "é", "1e", "NaN", "null", "b", "x"]

@@ -2,22 +2,39 @@
 ``native/python/src/check_plans.rs``) as their whole Python bodies were before it did, kept
 as their specification: each finding, usual or not, byte for byte.
 
-``REFERENCE[oracle_type](oracle, ctx)`` answers as that check's ``check`` did (``tool_sequence``:
-its whole body, every answer of which its plan makes).
+``REFERENCE[oracle_type](oracle, ctx)`` answers as that check's ``check`` did (``tool_sequence``,
+``citations_grounded`` and others: their whole bodies, every answer of which their plans
+make).
 """
 
 from __future__ import annotations
 
 import fnmatch
 from collections import defaultdict
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Literal
 
 from otel_oracles._frozen import Frozen, set_field
-from otel_oracles._native import tool_sequence_diff
-from otel_oracles.grade.evidence import list_steps, where
+from otel_oracles._native import ground_ids, json_indented, tool_sequence_diff
+from otel_oracles.errors import WorkBudgetExceeded
+from otel_oracles.grade.evidence import (
+    WORK_INVISIBLE,
+    Evidence,
+    absent,
+    list_steps,
+    tool_responses,
+    where,
+    work_invisible,
+)
+from otel_oracles.grade.oracles import trace_answers
 from otel_oracles.grade.oracles.base import Finding, GradeContext
-from otel_oracles.grade.oracles.trace_answers import Transfer
+from otel_oracles.grade.oracles.trace_answers import (
+    Transfer,
+    _cited_ids,
+    _continues_id,
+    _source_texts,
+    find_degradation,
+)
 from otel_oracles.grade.oracles.trace_budget import NS_PER_MS
 from otel_oracles.grade.oracles.trace_common import (
     DENIED,
@@ -29,6 +46,7 @@ from otel_oracles.grade.oracles.trace_common import (
     is_denied,
     nameless_twins,
     repeated_args_candidates,
+    result_text,
     shown_run,
     span_ids,
     step_glob,
@@ -602,6 +620,293 @@ def handoff(oracle: Any, ctx: GradeContext) -> Finding:
     )
 
 
+# ---- citations (the bodies and the helpers only they used) ----
+
+
+def _answer_cites(ctx: GradeContext, pattern: str, answer: str) -> list[str]:
+    """``_cited_ids`` of the final answer, found once per trajectory and pattern:
+    ``citations_grounded`` and ``citation_required`` usually search the same answer for the
+    same ids (a fresh list per call)."""
+    ids: list[str] = ctx.evidence.memoized(("answer_cites", pattern), _cited_ids, pattern, answer)
+    return list(ids)
+
+
+def _earlier(steps: Iterable[Step], final: Step | None, with_final: bool = False) -> list[Step]:
+    """The ``steps`` before the ``final`` answer's step (all of them when it is unknown), in
+    order, with ``final`` itself if ``with_final``: ended no later than it when both record
+    an end, else earlier in step order. One comprehension per check: ``citations_grounded``
+    asked a function of every call of every trajectory."""
+    if final is None:
+        return list(steps)
+    end, index = final.end_ns, final.index
+    if end is None:
+        return [
+            s for s in steps if (s.index < index and s is not final) or (with_final and s is final)
+        ]
+    return [
+        s
+        for s in steps
+        if (s is not final and (s.index < index if s.end_ns is None else s.end_ns <= end))
+        or (with_final and s is final)
+    ]
+
+
+def _search_text(value: Any) -> tuple[str, bool]:
+    """``(text, made)``: what ``result_text(value)`` is searched through for cited ids, and
+    whether it is that text itself. A structured value is written by the core
+    (``json_indented(value, 0)``, two to three times faster than Python's ``json``; the
+    serialization was most of what ``citations_grounded`` cost): ``json.dumps(value,
+    indent=0, ensure_ascii=False)``, which writes every token (strings with their escapes,
+    numbers, ``true``/``false``/``null``) exactly as ``result_text`` does and in the same
+    order, and differs only between tokens: ``,\n`` for ``, ``, and a newline after each
+    opening and before each closing bracket of a non-empty container. Both texts are thus
+    the same sequence of maximal runs of characters outside the breaks (space, newline,
+    ``,``, brackets and braces: what may stand between two JSON tokens; the core's
+    ``breaks_run``; a raw newline never occurs inside a JSON string), so an id holding none
+    of those characters occurs in
+    one where it occurs in the other, in the same order and between the same neighbours or
+    a break, and no break continues an id (``_ID_CHAR``): the search answers alike after
+    testing the same occurrences. Only the length it is charged differs: the indented
+    text is longer (two characters per non-empty container), hence ``_ground``'s second
+    search when the first runs past the budget. What the core does not write (values that
+    are not plain JSON data) is made by ``result_text``."""
+    if isinstance(value, str):
+        return value, True
+    indented = json_indented(value, 0)
+    if indented is None:
+        return result_text(value), True
+    return indented, False
+
+
+def _source_search(ev: Evidence, step: Step) -> tuple[str, bool] | None:
+    """``_search_text`` of ``_source_texts(ev, step)`` (None = unknown), the result's once
+    per step."""
+    parts = []
+    if step.documents is not None and "documents" not in step.redacted:
+        parts.append(_search_text(step.documents))
+    if not absent(step, "result"):
+        made: tuple[str, bool] = ev.step_memoized(
+            step, "result_search_text", _search_text, step.result
+        )
+        parts.append(made)
+    if not parts:
+        return None
+    if len(parts) == 1:
+        return parts[0]
+    return "\n".join(text for text, _ in parts), all(made for _, made in parts)
+
+
+_CALL: Any = object()
+"""``_Sources.values``' entry for a call, whose result (and documents) is the source."""
+
+
+class _Sources:
+    """What ``citations_grounded`` searches, in order: the earlier calls' results (their
+    steps given), then the tool results each earlier model call was handed in its input
+    (the call itself may belong to a part of the run outside this trace), read from the
+    model calls only when a search first gets past the calls. Each source's text is made
+    when a search first reaches it (most answers cite ids found in the first results, and
+    serializing a structured result is the costly part): the order searched is the order
+    listed, as if all were made up front. The model calls themselves are picked (``models``,
+    called once) only then: most answers are grounded in the calls' results, and picking
+    them reads every model call's times."""
+
+    __slots__ = ("ev", "pending", "searched", "steps", "texts", "values")
+
+    def __init__(self, ev: Evidence, calls: list[Step], models: Callable[[], list[Step]]) -> None:
+        self.ev = ev
+        self.steps = calls
+        """Each source's step: the call, or the model call handed the result."""
+        self.values: list[Any] = [_CALL] * len(calls)
+        """Each source's value: ``_CALL`` for a call's result, else the result handed in."""
+        self.pending: Callable[[], list[Step]] | None = models
+        self.texts: dict[int, str | None] = {}
+        self.searched: dict[int, str | None] = {}
+
+    def reaches(self, i: int) -> bool:
+        """Whether there is an ``i``-th source (the model calls' inputs read on first ask)."""
+        if i < len(self.steps):
+            return True
+        models, self.pending = self.pending, None
+        if models is None:
+            return False
+        for g in models():
+            for r in tool_responses(g):
+                self.steps.append(g)
+                self.values.append(r)
+        return i < len(self.steps)
+
+    def count(self) -> int:
+        """How many sources there are."""
+        self.reaches(len(self.steps))
+        return len(self.steps)
+
+    def source(self, i: int, searched: bool) -> str | Literal[False] | None:
+        """What ``ground_ids`` asks: the ``i``-th source's ``search_text`` (``searched``) or
+        ``text``; ``False`` when there is no ``i``-th source."""
+        if not self.reaches(i):
+            return False
+        return self.search_text(i) if searched else self.text(i)
+
+    def text(self, i: int) -> str | None:
+        """The ``i``-th source's text (``_source_texts``, ``result_text``; None = unknown)."""
+        if i in self.texts:  # (not a caught KeyError: each source's first read misses)
+            return self.texts[i]
+        value = self.values[i]
+        text = self.texts[i] = (
+            _source_texts(self.ev, self.steps[i]) if value is _CALL else result_text(value)
+        )
+        return text
+
+    def search_text(self, i: int) -> str | None:
+        """The text ``_search_text`` stands in for ``text(i)`` with (``_source_search``)."""
+        if i in self.searched:  # (not a caught KeyError: each source's first read misses)
+            return self.searched[i]
+        value = self.values[i]
+        found = _source_search(self.ev, self.steps[i]) if value is _CALL else _search_text(value)
+        text = self.searched[i] = None if found is None else found[0]
+        return text
+
+
+def _ground(ids: list[str], sources: _Sources, searched: bool = True) -> dict[str, Step] | None:
+    """Each cited id -> the first of ``sources`` that returns it as a whole id (the core's
+    ``ground_ids``), searching each source's made text (``_Sources.text``), or, with
+    ``searched`` and for an id holding no break character (``_search_text``), the text
+    ``_search_text`` stands in for it with: the same answers, charged at least what the made
+    texts would be. ``None``: the search ran past ``trace_answers.CITATION_SCAN_BUDGET``."""
+    found = ground_ids(
+        ids, sources.source, _continues_id, searched, trace_answers.CITATION_SCAN_BUDGET
+    )
+    if found is None:
+        return None
+    steps = sources.steps
+    return {ident: steps[i] for ident, i in zip(ids, found[0], strict=True) if i is not None}
+
+
+def citations_grounded(oracle: Any, ctx: GradeContext) -> Finding:
+    p = oracle.given
+    out = ctx.evidence.final_output()
+    assert out.text is not None  # guaranteed by the declared evidence
+    ids = _answer_cites(ctx, p.pattern, out.text)
+    if not ids:
+        return Finding.ok(
+            "the final answer cites no ids",
+            span_ids=span_ids([out.step]) if out.step else (),
+        )
+    # A final-answer tool delivers the answer; its result (often the answer echoed)
+    # grounds nothing.
+    ev = ctx.evidence
+    answering = ev.answering()
+    final = out.step
+    globs = p.sources
+    every: Iterable[Step] = ev.calls_of(())
+    if answering or globs:  # (most contracts name no sources; most runs answer in text)
+        every = [
+            s
+            for s in every
+            if id(s) not in answering and (not globs or step_glob(s, globs) is not None)
+        ]
+    calls = _earlier(every, final)
+    # Tool results the model was handed in its input count too (its calls picked when
+    # a search first gets past the calls' own results).
+    generations = ev.groups.generations
+    sources = _Sources(ev, calls, lambda: _earlier(generations, final, with_final=True))
+    grounded = _ground(ids, sources)
+    if grounded is None:
+        # The stand-in texts are longer than the made ones: whether the made texts run
+        # past the budget is decided on them.
+        grounded = _ground(ids, sources, searched=False)
+    if grounded is None:
+        raise WorkBudgetExceeded(
+            f"searching the earlier results for {len(ids):,} cited ids exceeds the check's "
+            f"budget of {trace_answers.CITATION_SCAN_BUDGET:,} scanned characters; not graded"
+        )
+    ungrounded = [i for i in ids if i not in grounded]
+    if ungrounded:
+        texts = [(sources.steps[i], sources.text(i)) for i in range(sources.count())]
+    details = {
+        "cited": ids,
+        "grounded": {i: s.index for i, s in grounded.items()},
+        "ungrounded": ungrounded,
+    }
+    if not ungrounded:
+        return Finding.ok(
+            f"all {len(ids)} cited id(s) appear in earlier results: "
+            + ", ".join(f"{i} ({where(s)})" for i, s in grounded.items()),
+            details=details,
+            span_ids=span_ids([*grounded.values(), *([out.step] if out.step else [])]),
+            step_indexes=indexes(grounded.values()),
+        )
+    final_spans = span_ids([out.step]) if out.step else ()
+    unknown = [s for s, t in texts if t is None and s.status != "error"]
+    if unknown:
+        return Finding.missing(
+            f"cannot tell whether {', '.join(ungrounded)} came from a tool: results not "
+            f"captured for {list_steps(unknown)}",
+            details=details,
+            span_ids=final_spans,
+        )
+    if work_invisible(ctx.evidence.trajectory):
+        # No result is in the trace because none of the run's work is: an id the answer
+        # cites may have come from any tool (DESIGN section 8: fail closed, never a guess).
+        return Finding.missing(
+            f"cannot tell whether {', '.join(ungrounded)} came from a tool: "
+            f"{WORK_INVISIBLE}, so nothing shows what the run's tools returned",
+            details=details,
+            span_ids=final_spans,
+        )
+    returned = sorted({i for _, t in texts if t for i in _cited_ids(p.pattern, t)})
+    return Finding.fail(
+        f"cited id(s) not returned by any earlier tool or retrieval: {', '.join(ungrounded)}"
+        f" (ids returned: {', '.join(returned) or 'none'})",
+        details={**details, "returned": returned},
+        span_ids=final_spans,
+        step_indexes=indexes([out.step]) if out.step else (),
+    )
+
+
+def citation_required(oracle: Any, ctx: GradeContext) -> Finding:
+    p = oracle.given
+    out = ctx.evidence.final_output()
+    assert out.text is not None
+    ids = _answer_cites(ctx, p.pattern, out.text)
+    spans = span_ids([out.step]) if out.step else ()
+    if len(ids) >= p.min:
+        return Finding.ok(
+            f"the answer cites {', '.join(ids)}", span_ids=spans, details={"cited": ids}
+        )
+    if p.unless_degraded:
+        # The exemption needs to see which tools ran (only asked when it matters).
+        gaps = ctx.evidence.gaps(("tool_names",))
+        if gaps:
+            return Finding.missing(
+                f"no citation, and whether the run was degraded is unknown: {gaps[0]}",
+                span_ids=spans,
+            )
+        deg = find_degradation(ctx.evidence, p)
+        if deg.degraded:
+            return Finding.ok(
+                f"no citation, not required: the run was degraded ({deg.describe()})",
+                span_ids=spans,
+                details={"cited": ids},
+            )
+        if deg.unknown:
+            return Finding.missing(
+                "no citation, and whether the run was degraded is unknown: results not "
+                "captured for " + list_steps(deg.unknown),
+                span_ids=spans,
+            )
+    # With the degradation exemption, a span no convention recognised may be the failed
+    # call that exempts the answer (unseen: missing evidence there).
+    return Finding.fail(
+        f"the answer cites {len(ids)} id(s) matching /{p.pattern}/, at least {p.min} required",
+        span_ids=spans,
+        step_indexes=indexes([out.step]) if out.step else (),
+        details={"cited": ids},
+        unseen=p.unless_degraded,
+    )
+
+
 REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "tool_not_called": tool_not_called,
     "tool_retries": tool_retries,
@@ -614,4 +919,6 @@ REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "tool_sequence": tool_sequence,
     "tool_called": tool_called,
     "handoff": handoff,
+    "citations_grounded": citations_grounded,
+    "citation_required": citation_required,
 }

@@ -35,6 +35,7 @@ use pyo3::types::{
     PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
 };
 
+use crate::check_plans_cite::{Cite, Grounded, GroundedHelpers, Required, RequiredHelpers};
 use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
 use crate::checks::FINDING_FIELDS;
 use crate::evidence::{StepFields, StepView};
@@ -110,6 +111,8 @@ enum Kind {
     },
     /// A plan that answers every trajectory (`check_plans_more`).
     More(More),
+    /// A citation check's plan, which answers every trajectory (`check_plans_cite`).
+    Cite(Cite),
 }
 
 /// A contract's number (`max`, `min`, `threshold`: an `int` of any size, `>= 0` by its
@@ -384,6 +387,31 @@ impl CheckPlans {
         let plan = Handoff::new(&required, &forbidden, helpers)?;
         self.plan(py, Kind::More(More::Handoff(plan)))
     }
+
+    /// `citations_grounded`'s plan for its `pattern` and `sources`, searching under
+    /// `budget` (`check_plans_cite::Grounded`).
+    fn citations_grounded(
+        &self,
+        py: Python<'_>,
+        pattern: Bound<'_, PyString>,
+        sources: Bound<'_, PyList>,
+        budget: &Bound<'_, PyInt>,
+        helpers: GroundedHelpers<'_>,
+    ) -> PyResult<CheckPlan> {
+        let plan = Grounded::new(pattern, sources, budget, helpers)?;
+        self.plan(py, Kind::Cite(Cite::Grounded(plan)))
+    }
+
+    /// `citation_required`'s plan for `params` (`check_plans_cite::Required`).
+    fn citation_required(
+        &self,
+        py: Python<'_>,
+        params: Bound<'_, PyAny>,
+        helpers: RequiredHelpers<'_>,
+    ) -> PyResult<CheckPlan> {
+        let plan = Required::new(&params, helpers)?;
+        self.plan(py, Kind::Cite(Cite::Required(plan)))
+    }
 }
 
 impl CheckPlans {
@@ -589,6 +617,7 @@ impl CheckPlan {
                 return self.settled(&evidence, count).map(Some);
             }
             Kind::More(more) => return more.run(&evidence, &self.finding).map(Some),
+            Kind::Cite(cite) => return cite.run(&evidence, &self.finding).map(Some),
             Kind::Latency {
                 max_ms,
                 limit,
@@ -773,7 +802,7 @@ impl CheckPlan {
             Kind::Latency { .. } => Err(PyValueError::new_err(
                 "latency's plan has no finding within a bound to give",
             )),
-            Kind::More(_) => Err(PyValueError::new_err(
+            Kind::More(_) | Kind::Cite(_) => Err(PyValueError::new_err(
                 "a plan that answers every trajectory has no finding within a bound to give",
             )),
             Kind::MaxCalls { max, .. } => {
@@ -1113,14 +1142,14 @@ fn retried<'py>(
 /// A message of Rust text and Python `str`s taken as they are (tool names, where a step is,
 /// why a call failed: any `str`, lone surrogates too, which Rust's text cannot hold), joined
 /// once, as Python's f-string made it.
-struct Text<'py> {
+pub(crate) struct Text<'py> {
     py: Python<'py>,
     parts: Vec<Bound<'py, PyAny>>,
     buf: String,
 }
 
 impl<'py> Text<'py> {
-    fn new(py: Python<'py>) -> Self {
+    pub(crate) fn new(py: Python<'py>) -> Self {
         Self {
             py,
             parts: Vec::new(),
@@ -1128,7 +1157,7 @@ impl<'py> Text<'py> {
         }
     }
 
-    fn push(&mut self, args: fmt::Arguments<'_>) {
+    pub(crate) fn push(&mut self, args: fmt::Arguments<'_>) {
         let _ = self.buf.write_fmt(args); // writing to a `String` does not fail
     }
 
@@ -1141,7 +1170,7 @@ impl<'py> Text<'py> {
     }
 
     /// A `str` as it is.
-    fn str(&mut self, text: Bound<'py, PyAny>) {
+    pub(crate) fn str(&mut self, text: Bound<'py, PyAny>) {
         self.flush();
         self.parts.push(text);
     }
@@ -1160,7 +1189,7 @@ impl<'py> Text<'py> {
         }
     }
 
-    fn finish(mut self) -> PyResult<Bound<'py, PyString>> {
+    pub(crate) fn finish(mut self) -> PyResult<Bound<'py, PyString>> {
         self.flush();
         joined(self.py, self.parts)
     }

@@ -21,6 +21,7 @@ mod probes;
 mod sequence;
 mod view;
 
+pub(crate) use citations::{ground, Source as CiteSource, Text as CiteText};
 pub(crate) use sequence::tool_sequence_diff;
 pub(crate) use view::StepView;
 

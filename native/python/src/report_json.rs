@@ -58,7 +58,11 @@ const FULL: u8 = 2;
 /// enclosing containers.
 #[pyfunction]
 #[pyo3(signature = (value, indent, level = 0))]
-fn json_indented(value: &Bound<'_, PyAny>, indent: usize, level: usize) -> Option<String> {
+pub(crate) fn json_indented(
+    value: &Bound<'_, PyAny>,
+    indent: usize,
+    level: usize,
+) -> Option<String> {
     let mut out = Vec::with_capacity(1024);
     let mut writer = Writer {
         indent,

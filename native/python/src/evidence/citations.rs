@@ -11,14 +11,16 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyList, PyString};
 
 /// A source's text as the search reads it: its UTF-8 (or, holding a lone surrogate, its
-/// `surrogatepass` bytes) and its length in characters.
-enum Text<'py> {
+/// `surrogatepass` bytes) and its length in characters; or a text the core made itself
+/// (`check_plans_cite`: a structured result written by `json_indented`).
+pub(crate) enum Text<'py> {
     Utf8(Bound<'py, PyString>, usize),
     Passed(Bound<'py, PyBytes>, usize),
+    Made(String, usize),
 }
 
 impl<'py> Text<'py> {
-    fn of(text: Bound<'py, PyString>) -> PyResult<Self> {
+    pub(crate) fn of(text: Bound<'py, PyString>) -> PyResult<Self> {
         let py = text.py();
         let chars = text.len()?;
         if text.to_str().is_ok() {
@@ -33,12 +35,28 @@ impl<'py> Text<'py> {
         Ok(Text::Passed(passed, chars))
     }
 
+    /// A text made in the core, its characters counted (every byte but UTF-8's
+    /// continuation bytes starts one).
+    pub(crate) fn made(text: String) -> Self {
+        let chars = text.bytes().filter(|b| b & 0xc0 != 0x80).count();
+        Text::Made(text, chars)
+    }
+
     fn bytes(&self) -> PyResult<(&[u8], usize)> {
         Ok(match self {
             Text::Utf8(text, chars) => (text.to_str()?.as_bytes(), *chars),
             Text::Passed(bytes, chars) => (bytes.as_bytes(), *chars),
+            Text::Made(text, chars) => (text.as_bytes(), *chars),
         })
     }
+}
+
+/// What a search asks of a source (`ground`): there is none (past the last source), its
+/// text is unknown (not captured), or its text.
+pub(crate) enum Source<'py> {
+    End,
+    Unknown,
+    Text(Text<'py>),
 }
 
 /// What the search knows of a source's text of one kind: not asked yet, asked and unknown
@@ -62,6 +80,30 @@ enum Known<'py> {
 fn ground_ids<'py>(
     ids: &Bound<'py, PyList>,
     source: &Bound<'py, PyAny>,
+    continues_id: &Bound<'py, PyAny>,
+    searched: bool,
+    budget: i64,
+) -> PyResult<Option<(Vec<Option<usize>>, i64)>> {
+    let py = ids.py();
+    let ask = |i: usize, searched: bool| -> PyResult<Source<'py>> {
+        let text = source.call1((i, searched))?;
+        Ok(if text.is(PyBool::new(py, false)) {
+            Source::End
+        } else if text.is_none() {
+            Source::Unknown
+        } else {
+            Source::Text(Text::of(text.cast_into::<PyString>()?)?)
+        })
+    };
+    ground(ids, ask, continues_id, searched, budget)
+}
+
+/// `ground_ids` of a source the caller answers in Rust (`source(i, searched)`, each asked
+/// once): the one search for cited ids, shared by the function Python calls and
+/// `citations_grounded`'s plan.
+pub(crate) fn ground<'py>(
+    ids: &Bound<'py, PyList>,
+    mut source: impl FnMut(usize, bool) -> PyResult<Source<'py>>,
     continues_id: &Bound<'py, PyAny>,
     searched: bool,
     budget: i64,
@@ -97,16 +139,14 @@ fn ground_ids<'py>(
                 texts.push([Known::Unasked, Known::Unasked]);
             }
             if matches!(texts[i][kind], Known::Unasked) {
-                let text = source.call1((i, kind == 1))?;
-                if text.is(PyBool::new(py, false)) {
-                    texts.truncate(i);
-                    end = Some(i);
-                    break;
-                }
-                texts[i][kind] = if text.is_none() {
-                    Known::Unknown
-                } else {
-                    Known::Text(Text::of(text.cast_into::<PyString>()?)?)
+                texts[i][kind] = match source(i, kind == 1)? {
+                    Source::End => {
+                        texts.truncate(i);
+                        end = Some(i);
+                        break;
+                    }
+                    Source::Unknown => Known::Unknown,
+                    Source::Text(text) => Known::Text(text),
                 };
             }
             if let Known::Text(text) = &texts[i][kind] {
