@@ -113,7 +113,7 @@ impl fmt::Display for Text {
 /// small body should not clear a large table.
 pub struct Interner<'a> {
     seen: FastMap<&'a str, Text>,
-    recent: Vec<Option<(&'a str, Text)>>,
+    recent: Vec<Option<Recent>>,
     /// `64 - log2(recent.len())`: the mixed hash shifted by it is a slot.
     shift: u32,
 }
@@ -168,81 +168,133 @@ impl<'a> Interner<'a> {
 
     /// `text` as a [`Text`], shared with its earlier occurrences in this body.
     pub fn text(&mut self, text: &'a str) -> Text {
-        if text.len() > Self::MAX_SHARED {
+        let bytes = text.as_bytes();
+        if bytes.len() > Self::MAX_SHARED {
             return Text::from(text);
         }
-        let slot = recent_slot(text.as_bytes(), self.shift);
-        if let Some(Some((met, shared))) = self.recent.get(slot) {
-            if same_short(met.as_bytes(), text.as_bytes()) {
-                return shared.clone();
+        let ends = Ends::of(bytes);
+        let slot = ends.slot(bytes.len(), self.shift);
+        if let Some(Some(met)) = self.recent.get(slot) {
+            if met.ends == ends && same_middle(met.shared.as_bytes(), bytes) {
+                return met.shared.clone();
             }
         }
+        self.text_from_map(text, ends, slot)
+    }
+
+    /// [`Interner::text`] past the front table: from the map (made there the first time)
+    /// and put in the table's slot. Apart so that a hit, nine texts in ten, saves no
+    /// registers for it.
+    #[inline(never)]
+    fn text_from_map(&mut self, text: &'a str, ends: Ends, slot: usize) -> Text {
         let shared = self
             .seen
             .entry(text)
             .or_insert_with(|| Text::from(text))
             .clone();
         if let Some(entry) = self.recent.get_mut(slot) {
-            *entry = Some((text, shared.clone()));
+            *entry = Some(Recent {
+                ends,
+                shared: shared.clone(),
+            });
         }
         shared
     }
 }
 
-/// Whether `a` and `b`, at most [`Interner::MAX_SHARED`] bytes, hold the same bytes:
-/// compared a word at a time here (the last word overlapping the one before it).
+/// A slot of [`Interner`]'s front table: a text and its [`Ends`], kept so that a hit
+/// compares two words in registers with two in the entry rather than loading both texts'
+/// (a text of up to sixteen bytes is then wholly compared). With the map's path apart
+/// ([`Interner::text_from_map`]): `Interner::text` 58.8 M -> 50.1 M on data-2000's
+/// OTLP/JSON decode, 61.1 M -> 52.0 M on its protobuf (696 k texts, nine in ten hits).
+struct Recent {
+    ends: Ends,
+    shared: Text,
+}
+
+/// The first and last (up to) eight bytes of a text of at most [`Interner::MAX_SHARED`]
+/// bytes as two words: eight-byte words from eight bytes on, four-byte ones from four,
+/// the bytes themselves below. Two texts of one length up to sixteen bytes are the same
+/// exactly when their ends are; longer ones when their middles are too ([`same_middle`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Ends {
+    first: u64,
+    last: u64,
+}
+
+impl Ends {
+    #[inline(always)]
+    fn of(bytes: &[u8]) -> Self {
+        let n = bytes.len();
+        let (first, last) = if n >= 8 {
+            let (mut first, mut last) = ([0u8; 8], [0u8; 8]);
+            first.copy_from_slice(&bytes[..8]);
+            last.copy_from_slice(&bytes[n - 8..]);
+            (u64::from_le_bytes(first), u64::from_le_bytes(last))
+        } else if n >= 4 {
+            let (mut first, mut last) = ([0u8; 4], [0u8; 4]);
+            first.copy_from_slice(&bytes[..4]);
+            last.copy_from_slice(&bytes[n - 4..]);
+            (
+                u64::from(u32::from_le_bytes(first)),
+                u64::from(u32::from_le_bytes(last)),
+            )
+        } else {
+            let byte = |at: usize| bytes.get(at).copied().map_or(0, u64::from);
+            (byte(0) | byte(1) << 8 | byte(2) << 16, 0)
+        };
+        Ends { first, last }
+    }
+
+    /// The slot in [`Interner`]'s front table of a text of `n` bytes with these ends:
+    /// both words and the length mixed, the top bits kept (`64 - shift` of them). A
+    /// collision only sends a text to the map.
+    #[inline(always)]
+    fn slot(self, n: usize, shift: u32) -> usize {
+        let mixed =
+            (self.first ^ self.last.rotate_left(29) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (mixed >> shift) as usize
+    }
+}
+
+/// Whether `a` and `b`, at most [`Interner::MAX_SHARED`] bytes with the same [`Ends`],
+/// hold the same bytes: of one length, and the words between their first and last eight
+/// bytes compared a word at a time (the last one overlapping the last eight bytes).
 ///
-/// Why: `==` on texts is a call to `memcmp`, about as much as the rest of a front-table
-/// hit on the short keys and values it compares (a few dozen bytes).
+/// Why not `==`: a call to `memcmp`, about as much as the rest of a front-table hit on
+/// the short keys and values it compares (a few dozen bytes).
 #[inline(always)]
-fn same_short(a: &[u8], b: &[u8]) -> bool {
+fn same_middle(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
         return false;
-    }
-    if n < 8 {
-        return a.iter().zip(b).all(|(x, y)| x == y);
     }
     let word = |bytes: &[u8], at: usize| {
         let mut word = [0u8; 8];
         word.copy_from_slice(&bytes[at..at + 8]);
         u64::from_le_bytes(word)
     };
-    let mut at = 0;
+    let mut at = 8;
     while at + 8 < n {
         if word(a, at) != word(b, at) {
             return false;
         }
         at += 8;
     }
-    word(a, n - 8) == word(b, n - 8)
+    true
 }
 
-/// The slot of `bytes` in [`Interner`]'s front table: its length and its first and last
-/// (up to) eight bytes mixed, the top bits kept (`64 - shift` of them). A collision only
-/// sends a text to the map.
-#[inline]
+/// Whether `a` and `b` (at most [`Interner::MAX_SHARED`] bytes) are the same text by the
+/// front table's test: their ends, then their middles.
+#[cfg(test)]
+fn same_short(a: &[u8], b: &[u8]) -> bool {
+    Ends::of(a) == Ends::of(b) && same_middle(a, b)
+}
+
+/// The slot of `bytes` in a front table of `64 - shift` bits.
+#[cfg(test)]
 fn recent_slot(bytes: &[u8], shift: u32) -> usize {
-    let n = bytes.len();
-    let (first, last) = if n >= 8 {
-        let (mut first, mut last) = ([0u8; 8], [0u8; 8]);
-        first.copy_from_slice(&bytes[..8]);
-        last.copy_from_slice(&bytes[n - 8..]);
-        (u64::from_le_bytes(first), u64::from_le_bytes(last))
-    } else if n >= 4 {
-        let (mut first, mut last) = ([0u8; 4], [0u8; 4]);
-        first.copy_from_slice(&bytes[..4]);
-        last.copy_from_slice(&bytes[n - 4..]);
-        (
-            u64::from(u32::from_le_bytes(first)),
-            u64::from(u32::from_le_bytes(last)),
-        )
-    } else {
-        let byte = |at: usize| bytes.get(at).copied().map_or(0, u64::from);
-        (byte(0) | byte(1) << 8 | byte(2) << 16, 0)
-    };
-    let mixed = (first ^ last.rotate_left(29) ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    (mixed >> shift) as usize
+    Ends::of(bytes).slot(bytes.len(), shift)
 }
 
 /// An OTLP `AnyValue`. `Empty` is a value with none of its fields set (Python `None`).
@@ -725,6 +777,26 @@ mod tests {
             let mut longer = a.clone();
             longer.push(b'a');
             assert!(!same_short(&a, &longer), "{n}");
+        }
+        // Through the interner: a text after one that differs in one byte (same slot when
+        // the byte is in the middle) is itself, and its repeat is the first one's text.
+        for n in 0..=Interner::MAX_SHARED {
+            let a: String = (0..n).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
+            let others: Vec<String> = (0..n)
+                .map(|at| {
+                    let mut b = a.clone().into_bytes();
+                    b[at] ^= 0x20;
+                    String::from_utf8(b).unwrap()
+                })
+                .collect();
+            let mut texts = Interner::new();
+            let first = texts.text(&a);
+            for b in &others {
+                let (tb, ta) = (texts.text(b), texts.text(&a));
+                assert_eq!((tb.as_str(), ta.as_str()), (b.as_str(), a.as_str()));
+                assert!(Text::ptr_eq(&ta, &first), "{n} {b}");
+                assert!(Text::ptr_eq(&texts.text(b), &tb), "{n} {b}");
+            }
         }
         // Texts of one front slot (same length, first and last eight bytes) that differ
         // only in the middle stay apart.
