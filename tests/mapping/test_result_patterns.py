@@ -3,7 +3,8 @@
 ``ResultRules`` analyses each declared pattern once (``otel_oracles_core::rule_regex::
 MatchPlan``): an exact pattern is answered for every text, a text that starts with none of the
 literals every match starts with (after the whitespace a leading ``^\\s*`` takes; in either
-ASCII case under a leading ``(?i)``, for ASCII texts only) or lacks one every match holds is
+ASCII case under a leading ``(?i)``, for ASCII texts only; ``.`` taking ``\\n`` under a leading
+``(?s)``; a set holding a class escape, ``[\\w.]``, opaque) or lacks one every match holds is
 "no match", and the rest is asked of ``safe_regex.match``. Here every result pattern of the
 bundled conventions, the ones ``test_result_rules_core`` uses and a set of adversarial ones run
 as a ``denied_pattern`` over the texts of the captured traces plus generated variants, with a
@@ -48,6 +49,18 @@ ADVERSARIAL = [
     r"(?i)é",
     r"(?i)\w+",
     r"(?i)(?s)x",
+    # DOTALL: `.` takes "\n" too; other flags stay the engine's.
+    r"(?s)^.*\n\nFix",
+    r"(?s)a.b",
+    r"(?si)^\s*A.B",
+    r"(?s)(?i)x.",
+    r"(?m)^x$",
+    # Class escapes inside a set: opaque, Unicode letters and digits included.
+    r"^\s*[\w.]*(?:Error|Exception)\b\s*:",
+    r"[^\W\d]+Error",
+    r"[\s,]+no",
+    r"[\w-]+x",
+    r"[\D]",
     # Optional and repeated leads, alternations of anchored and unanchored branches.
     r"(?:Error: )?Tool (?:call|run) failed",
     r"^Error executing tool\b|^Tool not found$",
@@ -75,16 +88,23 @@ def _convention_patterns() -> list[str]:
 
 
 @functools.cache
-def _texts() -> list[str]:
-    """Every distinct string attribute value of the captured traces, and variants of short
-    texts made of the patterns' literal parts: leading whitespace of every kind, case changes,
-    folding characters, a long tail past the window."""
-    texts: dict[str, None] = {}
+def _captured() -> frozenset[str]:
+    """Every distinct string attribute value of the captured traces."""
+    texts: set[str] = set()
     for batch in read_paths([str(TRACES)], []):
         for span in batch.spans:
             for value in span.attributes.values():
                 if isinstance(value, str):
-                    texts.setdefault(value)
+                    texts.add(value)
+    return frozenset(texts)
+
+
+@functools.cache
+def _texts() -> list[str]:
+    """The captured texts (``_captured``, in a fixed order), and variants of short texts made
+    of the patterns' literal parts: leading whitespace of every kind, case changes, folding
+    characters, a long tail past the window."""
+    texts: dict[str, None] = dict.fromkeys(sorted(_captured()))
     seeds = [
         "No results found",
         "nothing was found",
@@ -103,6 +123,14 @@ def _texts() -> list[str]:
         "no",
         "y",
         "é",
+        "a\nb",
+        "axb",
+        "A\nB",
+        "bad\n\nFix the errors and try again.",
+        "Unknown tool name: 'x'",
+        "ValueError: x",
+        "a.b_c.KeyError  :",
+        "x\nValueError: y",
         "",
     ]
     for pattern in (*_convention_patterns(), *ADVERSARIAL):
@@ -133,17 +161,22 @@ class Lie:
 
 def _native_answers(pattern: str) -> tuple[int, int]:
     """Runs ``pattern`` as the one denied pattern over every text with a lying ``match``;
-    fails on any text whose answer is not what it must be. Returns (texts, asked)."""
+    fails on any text whose answer is not what it must be. Returns how many of the captured
+    texts were judged and how many of them were asked of ``match`` (the generated ones are
+    made to be hard, and are asked far more often)."""
     lie = Lie()
     rules = ResultRules([], [], [], [pattern], lie, parse_string)
     rx = safe_regex.compile_pattern(pattern)
     wrong = []
     total = 0
+    captured_heads: set[str] = set()
     for text in _texts():
         if structured(text) is not text:
             continue  # JSON text: what is judged is the value read from it
-        total += 1
         head = text[:PATTERN_WINDOW]
+        if text in _captured():
+            total += 1
+            captured_heads.add(head)
         truth = safe_regex.match(rx, head) is not None
         said = rules.judge(text, True)
         denied = said is not None and said[0] == "denied"
@@ -151,7 +184,7 @@ def _native_answers(pattern: str) -> tuple[int, int]:
         if denied != expected:
             wrong.append(text)
     assert not wrong, f"/{pattern}/ answered wrongly on {[t[:80] for t in wrong[:5]]!r}"
-    return total, len(lie.asked)
+    return total, len(lie.asked & captured_heads)
 
 
 @pytest.mark.parametrize("pattern", ADVERSARIAL)
@@ -159,24 +192,12 @@ def test_adversarial_patterns(pattern: str) -> None:
     _native_answers(pattern)
 
 
-# Patterns the analysis leaves to Python whole: an inline flag other than a leading `(?i)`,
-# a class escape inside a set.
-HOST_PATTERNS = {
-    r"(?s)^.*\n\nFix the errors and try again\.|^Unknown tool name: '",
-    r"^\s*[\w.]*(?:Error|Exception)\b\s*:",
-}
-
-
 def test_every_convention_result_pattern_on_captured_and_generated_texts() -> None:
-    hosted = set()
     for pattern in _convention_patterns():
         texts, asked = _native_answers(pattern)
-        if pattern in HOST_PATTERNS:
-            hosted.add(pattern)
-            continue
-        # The point of the analysis: almost every text is answered without Python.
-        assert asked < texts // 10, (pattern, asked, texts)
-    assert hosted == HOST_PATTERNS
+        # The point of the analysis: almost every real text is answered without Python
+        # (pydantic-ai's `(?s)` pattern and otel-genai's error pattern with `[\w.]` included).
+        assert asked < texts // 20, (pattern, asked, texts)
 
 
 @pytest.mark.parametrize(
@@ -189,7 +210,13 @@ def test_every_convention_result_pattern_on_captured_and_generated_texts() -> No
         (r"^\s*Tool execution was not approved\.", "\u00a0Tool execution was not approved.", True),
         (r"^\s*Tool execution was not approved\.", "Tool executed", False),
         (r"^Tool execution failed:", "Tool execution failed: x", False),
-        (r"(?s)^.*\n\nFix the errors and try again\.", "anything", True),
+        (r"(?s)^.*\n\nFix the errors and try again\.", "anything", False),
+        (r"(?s)^.*\n\nFix the errors and try again\.", "x\n\nFix the errors and try again.", True),
+        (r"^\s*[\w.]*(?:Error|Exception)\b\s*:", "all went well", False),
+        (r"^\s*[\w.]*(?:Error|Exception)\b\s*:", "KeyError: x", True),
+        # `\w` takes letters and digits of every script: the engine's answer.
+        (r"^\s*[\w.]*(?:Error|Exception)\b\s*:", "\u00e9Error : x", True),
+        (r"^\s*[\w.]*(?:Error|Exception)\b\s*:", "\u0663Error:", True),
     ],
 )
 def test_which_texts_python_still_answers(pattern: str, text: str, asked: bool) -> None:

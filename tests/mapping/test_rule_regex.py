@@ -78,6 +78,13 @@ ADVERSARIAL = [
     "a\\tb",
     "\\.\\*\\?\\+\\(\\)\\[\\{\\|\\^\\$\\-\\_\\#\\ ",
     "\\w+Runtime",
+    # A set holding a class escape: opaque, read to its `]`; one starting a range is refused.
+    "^[\\w-]+\\.(before|after)_agent$",
+    "[\\w.$]*[.$]Runtime",
+    "[^\\W\\d]+_agent",
+    "[\\]\\s]agent",
+    "[\\S]+$",
+    "[\\w-z]agent",
     # Filters with a literal before `$`: the text ends with it, or with it and one newline.
     "\\w+Runtime$",
     "^\\w+\\.a?call$",

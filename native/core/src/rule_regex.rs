@@ -16,8 +16,8 @@
 //!   for the texts that pass.
 //!
 //! The analysis is conservative: any syntax it does not model exactly (flags, escapes other
-//! than escaped punctuation and `\n` `\t` `\r`, braces, nested or operator sets, lookbehinds,
-//! backreferences, atomic groups...) makes that part opaque (it contributes no literal and
+//! than escaped punctuation and `\n` `\t` `\r`, braces, nested or operator sets, a set holding
+//! a class escape, lookbehinds, backreferences, atomic groups...) makes that part opaque (it contributes no literal and
 //! rules out `Exact`), and anything that could change the meaning of the rest of the pattern
 //! (an inline flag, a conditional, a comment, an unescaped `{`) leaves no plan at all: Python
 //! answers every text, as before.
@@ -99,6 +99,8 @@ struct Parser {
     chars: Vec<char>,
     pos: usize,
     depth: usize,
+    /// A leading `(?s)` was read: `.` takes every character, `\n` too.
+    dotall: bool,
 }
 
 impl Parser {
@@ -236,7 +238,15 @@ impl Parser {
         self.pos += 1;
         Ok(match c {
             '(' => self.group()?,
-            '[' => Node::Set(self.set()?),
+            '[' => match self.set()? {
+                Some(set) => Node::Set(set),
+                None => Node::Opaque,
+            },
+            // Under DOTALL `.` is the class of every character: the empty negated set.
+            '.' if self.dotall => Node::Set(Set {
+                negated: true,
+                ranges: Vec::new(),
+            }),
             '.' => Node::Any,
             '^' => Node::Start,
             '$' => Node::End,
@@ -270,11 +280,14 @@ impl Parser {
         }
     }
 
-    /// A class after its `[`: characters, escaped punctuation and ranges; nested sets, set
-    /// operators and class escapes are refused.
-    fn set(&mut self) -> Result<Set, Refused> {
+    /// A class after its `[`: characters, escaped punctuation and ranges; nested sets and set
+    /// operators are refused. A class escape (`\w`, `\d`, `\s` and their negations) makes
+    /// the whole set opaque (`None`: what it takes is the engine's, Unicode included), read
+    /// to its `]` all the same; one that would start a range (`[\w-z]`) is refused.
+    fn set(&mut self) -> Result<Option<Set>, Refused> {
         let negated = self.eat('^');
         let mut ranges = Vec::new();
+        let mut opaque = false;
         if self.peek() == Some(']') {
             return Err(Refused);
         }
@@ -284,6 +297,14 @@ impl Parser {
             let lo = match c {
                 ']' => break,
                 '[' => return Err(Refused),
+                '\\' if matches!(self.peek(), Some('w' | 'W' | 'd' | 'D' | 's' | 'S')) => {
+                    self.pos += 1;
+                    if self.peek() == Some('-') && self.peek_at(1).is_some_and(|n| n != ']') {
+                        return Err(Refused);
+                    }
+                    opaque = true;
+                    continue;
+                }
                 '\\' => self.escaped()?,
                 '-' | '&' | '|' | '~' if self.peek() == Some(c) => return Err(Refused),
                 other => other,
@@ -313,11 +334,12 @@ impl Parser {
             }
             ranges.push((lo, hi));
         }
-        Ok(Set { negated, ranges })
+        Ok((!opaque).then_some(Set { negated, ranges }))
     }
 }
 
-fn parse(pattern: &str) -> Result<Node, Refused> {
+/// `pattern` parsed; `dotall`: under a `(?s)` read before it.
+fn parse(pattern: &str, dotall: bool) -> Result<Node, Refused> {
     let chars: Vec<char> = pattern.chars().collect();
     if chars.len() > MAX_PATTERN {
         return Err(Refused);
@@ -326,6 +348,7 @@ fn parse(pattern: &str) -> Result<Node, Refused> {
         chars,
         pos: 0,
         depth: 0,
+        dotall,
     };
     let node = parser.alternation()?;
     if parser.pos != parser.chars.len() {
@@ -651,7 +674,7 @@ pub enum RegexPlan {
 impl RegexPlan {
     /// The plan of `pattern` (Python `regex` syntax, no flags).
     pub fn of(pattern: &str) -> Self {
-        match parse(pattern) {
+        match parse(pattern, false) {
             Ok(node) => Self::of_node(&node),
             Err(Refused) => Self::host(),
         }
@@ -777,7 +800,7 @@ fn leads(node: &Node) -> (Option<Vec<String>>, bool) {
 }
 
 /// What the core can say about `regex.match(pattern, text)` (a match at the start of the
-/// text; Python's `regex`, version 0, no flags but a leading `(?i)`): the tool-result patterns
+/// text; Python's `regex`, version 0, no flags but a leading `(?i)` or `(?s)`): the tool-result patterns
 /// of the conventions (`error_pattern`, `empty_pattern`, `denied_pattern`), asked of every
 /// text result a tool step returns, which are mostly literals after `^\s*`.
 ///
@@ -786,7 +809,8 @@ fn leads(node: &Node) -> (Option<Vec<String>>, bool) {
 /// whitespace a leading `^\s*` takes), a text that starts with none of them is "no match". With
 /// `(?i)` those literals are ASCII and compared in either ASCII case, on ASCII texts only (a
 /// non-ASCII character may fold to an ASCII letter: `ſ` to `s`, the Kelvin sign to `k`);
-/// everything else is the engine's.
+/// everything else is the engine's. A leading `(?s)` (DOTALL) changes only what `.` takes
+/// (every character, `\n` too), and is read as such.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MatchPlan {
     /// A leading `(?i)`: literals match either ASCII case, only ASCII texts are answered.
@@ -801,13 +825,20 @@ pub struct MatchPlan {
 }
 
 impl MatchPlan {
-    /// The plan of `pattern` (Python `regex` syntax, no flags but a leading `(?i)`).
+    /// The plan of `pattern` (Python `regex` syntax, no flags but a leading `(?i)`, `(?s)`,
+    /// `(?is)` or `(?si)`, or several of them: at the start each is the pattern's own).
     pub fn of(pattern: &str) -> Self {
-        let (fold, body) = match pattern.strip_prefix("(?i)") {
-            Some(body) => (true, body),
-            None => (false, pattern),
-        };
-        let Ok(node) = parse(body) else {
+        let (mut fold, mut dotall, mut body) = (false, false, pattern);
+        while let Some((flags, rest)) = body
+            .strip_prefix("(?")
+            .and_then(|tail| tail.split_once(')'))
+            .filter(|(flags, _)| !flags.is_empty() && flags.chars().all(|f| f == 'i' || f == 's'))
+        {
+            fold |= flags.contains('i');
+            dotall |= flags.contains('s');
+            body = rest;
+        }
+        let Ok(node) = parse(body, dotall) else {
             return Self::host();
         };
         let plan = if fold {
@@ -1144,6 +1175,53 @@ mod tests {
     }
 
     #[test]
+    fn class_escapes_in_sets_and_dotall() {
+        // A set holding a class escape is read to its `]` and is opaque.
+        assert_eq!(
+            RegexPlan::of(r"[\w.]+@[\d-]+x").clauses(),
+            &[vec![needle("@", false)], vec![needle("x", false)]]
+        );
+        assert_eq!(
+            RegexPlan::of(r"[\]\s]ab").clauses(),
+            &[vec![needle("ab", false)]]
+        );
+        // A class escape starting a range is refused, as an escape of a letter ending one.
+        for pattern in [r"[\w-z]x", r"[a-\w]x", r"[\s-\d]x", r"[\w"] {
+            assert_eq!(RegexPlan::of(pattern), RegexPlan::host(), "{pattern}");
+        }
+        assert!(!RegexPlan::of(r"[\w-]x").clauses().is_empty());
+        // `(?s)`: `.` takes `\n` too; the rule table's plans take no flag.
+        assert_eq!(RegexPlan::of("(?s)a.b"), RegexPlan::host());
+        matches(
+            "(?s)a.b",
+            &["a\nb", "axb", "a\u{e9}b"],
+            &["ab", "a\n\nb"],
+            &[],
+        );
+        matches("a.b", &["axb"], &["a\nb"], &[]);
+        matches("(?si)a.b", &[], &["b", "xa\nb"], &["A\nB", "a\u{e9}b"]);
+        matches("(?i)(?s)x", &[], &["y", "\nx"], &["X", "x"]);
+        let pydantic = r"(?s)^.*\n\nFix the errors and try again\.|^Unknown tool name: '";
+        matches(
+            pydantic,
+            &[],
+            &[
+                "anything",
+                "Fix the errors and try again.",
+                "x Unknown tool name: 'y'",
+            ],
+            &[
+                "bad\n\nFix the errors and try again.",
+                "Unknown tool name: 'y'",
+            ],
+        );
+        // Other flags, or a flag group that is no flag group, leave the pattern to the engine.
+        for pattern in ["(?m)^x", "(?x)a b", "(?)x", "(?s:a.b)", "(?is-x)a"] {
+            assert!(MatchPlan::of(pattern).is_host(), "{pattern}");
+        }
+    }
+
+    #[test]
     fn exact_plans_are_bounded() {
         // 2^6 alternatives: past the cap, a filter instead.
         let plan = RegexPlan::of("a?b?c?d?e?f?gh");
@@ -1242,10 +1320,19 @@ mod tests {
         // Leads that tell nothing: the engine answers (or the plan without `(?i)`).
         assert!(MatchPlan::of(r"(?i)^\s*\w+").is_host());
         assert!(MatchPlan::of(r"(?i)^\s*(?:é|x)").is_host());
-        assert!(MatchPlan::of(r"(?s)^.*x").is_host());
         assert!(MatchPlan::of(r"(?i)^\s*(?: x| )").is_host());
-        // A class escape inside a set is refused; outside, opaque: the literals still filter.
-        assert!(MatchPlan::of(r"^\s*[\w.]*(?:Error|Exception)\b\s*:").is_host());
+        // A class escape, inside a set or out, is opaque: the literals still filter.
+        for error in [
+            r"^\s*[\w.]*(?:Error|Exception)\b\s*:",
+            r"^\s*[^\W\d]*(?:Error|Exception)\b\s*:",
+        ] {
+            matches(
+                error,
+                &[],
+                &["KeyError", "Exception", "ok: fine", ""],
+                &["KeyError: x", "x: an Exception"],
+            );
+        }
         matches(
             r"^\s*\w*(?:Error|Exception)\b\s*:",
             &[],
