@@ -207,6 +207,17 @@ def test_results_share_no_container_with_the_finding_the_spec_or_each_other() ->
     assert first.params is not compiled.invariants[0].params
 
 
+def test_each_result_has_a_fields_set_of_its_own() -> None:
+    # The core makes every result's fields set from one frozenset of the names it keeps:
+    # a result's set is its own, and changing one (as assigning a field through pydantic
+    # would) reaches no other result, made before or after.
+    first, second = _graded(Finding.ok("x")), _graded(Finding.ok("y"))
+    assert first.model_fields_set == second.model_fields_set == set(FIELDS)
+    assert first.model_fields_set is not second.model_fields_set
+    first.model_fields_set.discard("why")
+    assert second.model_fields_set == _graded(Finding.ok("z")).model_fields_set == set(FIELDS)
+
+
 def test_graded_traces_hold_exactly_what_validation_would() -> None:
     contracts = [load_contract(p) for p in sorted((REPO / "examples" / "contracts").iterdir())]
     session = GradingSession(contracts, load_conventions([]))

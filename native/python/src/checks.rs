@@ -410,13 +410,21 @@ impl CheckRunner {
             // The per-check fields come from the validated contract and the finding's values
             // were just type-checked: nothing to validate. The containers are copied, as
             // validation copies them, so no result shares one with the finding or the spec.
-            let copied = PyDict::new(py);
-            copied.update(details.cast::<PyMapping>()?)?;
+            // `details` is an exact dict (`plain_finding`): copied in one call, as is an
+            // exact dict of params; what a plug-in's spec holds otherwise, item by item.
+            let copied = details.cast::<PyDict>()?.copy()?;
             if let Some(extra) = &error_details {
                 copied.update(extra.cast::<PyMapping>()?)?;
             }
-            let params = PyDict::new(py);
-            params.update(head.params.bind(py).cast::<PyMapping>()?)?;
+            let params = head.params.bind(py);
+            let params = match params.cast_exact::<PyDict>() {
+                Ok(params) => params.copy()?,
+                Err(_) => {
+                    let copied = PyDict::new(py);
+                    copied.update(params.cast::<PyMapping>()?)?;
+                    copied
+                }
+            };
             (
                 copied.into_any(),
                 params.into_any(),
@@ -604,10 +612,10 @@ fn plain_finding(
     ) else {
         return Ok(false);
     };
+    // The keys read in place (`PyDict_Next`), not copied into a list first.
     if !details
-        .keys()
         .iter()
-        .all(|key| key.is_exact_instance_of::<PyString>())
+        .all(|(key, _)| key.is_exact_instance_of::<PyString>())
     {
         return Ok(false);
     }

@@ -989,13 +989,19 @@ impl VerdictJson {
         let py = verdict.py();
         // The derived `verdict` ("pass", "fail", "error"), as the report adds it: from the
         // values read (the property's definition, `derived_verdict`), else the property.
+        // The counts' values read for it are the ones written below (read once).
+        let mut counts_read = None;
         let derived = match (read, &held) {
             (Some(read), _) => Some(read.derived),
             (None, Held::Fields(values)) => match self.counts.values(&values[self.counts_at])? {
-                Held::Fields(counts) => Some(derived_verdict(
-                    &values[self.passed_at],
-                    self.derived_counts.map(|at| &counts[at]),
-                )?),
+                Held::Fields(counts) => {
+                    let derived = derived_verdict(
+                        &values[self.passed_at],
+                        self.derived_counts.map(|at| &counts[at]),
+                    )?;
+                    counts_read = Some(counts);
+                    Some(derived)
+                }
                 Held::Dumped(_) => None,
             },
             (None, Held::Dumped(_)) => None,
@@ -1059,9 +1065,10 @@ impl VerdictJson {
                         Some(counts) => counts.clone(),
                         None => verdict.getattr(intern!(py, "counts"))?,
                     };
-                    let held = match read {
-                        Some(read) => Held::Fields(read.counts.to_vec()),
-                        None => self.counts.values(&counts)?,
+                    let held = match (read, counts_read.take()) {
+                        (Some(read), _) => Held::Fields(read.counts.to_vec()),
+                        (None, Some(values)) => Held::Fields(values),
+                        (None, None) => self.counts.values(&counts)?,
                     };
                     let entries = match held {
                         Held::Fields(values) => self
