@@ -280,3 +280,29 @@ def test_template_explanations_are_what_they_promise() -> None:
         assert explain(result) == want, (result, want)
         if not (result.outcome is Outcome.ERROR and "SandboxError" in want):
             assert "alice@example.com" not in want
+
+
+def test_a_failures_details_are_shown_in_the_order_sorted_gives() -> None:
+    """The core puts an exact dict's ``str`` keys in order by their UTF-8 bytes (the code
+    point order ``sorted`` gives); keys it cannot read so (a surrogate, a ``str`` subclass)
+    go through ``sorted`` itself. Given in reverse, both come out as specified."""
+    keys = ["a", "a-b", "a.b", "a_b", "a0", "aB", "ab", "Z", "_", "é", "\U0001f600", "\uffff"]
+    keys.reverse()
+
+    class _Key(str):
+        pass
+
+    for extra in [[], ["\udcff"], [_Key("a1")]]:
+        details = {key: i for i, key in enumerate([*keys, *extra])}
+        result = OracleResult.model_construct(
+            oracle_type="tool_not_called",
+            name="no-delete",
+            outcome=Outcome.INVARIANT_FAILURE,
+            passed=False,
+            message="m",
+            details=details,
+        )
+        want = _explained_as_specified(result)
+        assert explain(result) == want
+        assert want.index("; Z=") < want.index("; a=") < want.index("; a-b=")
+        assert want.index("; a.b=") < want.index("; a0=") < want.index("; aB=")

@@ -639,6 +639,34 @@ impl ShownFilter {
     /// error's part says it).
     fn push_details(&self, details: &Bound<'_, PyAny>, text: &mut String) -> PyResult<()> {
         let py = details.py();
+        // Most details are an exact dict keyed by exact `str`s of UTF-8 text: their pairs
+        // read in place and put in order by the keys' texts (whose byte order is the code
+        // point order `sorted` puts `str`s in), no list of keys made, sorted through
+        // Python's comparisons and each value looked up again. Anything else as `sorted`
+        // and `details[key]` read it (a surrogate, a key of another type, a mapping).
+        if let Ok(dict) = details.cast_exact::<PyDict>() {
+            let pairs: Vec<_> = dict.iter().collect();
+            let mut order = Vec::with_capacity(pairs.len());
+            for (at, (key, _)) in pairs.iter().enumerate() {
+                match key.cast_exact::<PyString>().map(|key| key.to_str()) {
+                    Ok(Ok(key_text)) => order.push((key_text, at)),
+                    _ => break,
+                }
+            }
+            if order.len() == pairs.len() {
+                order.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (key_text, at) in order {
+                    let (key, value) = &pairs[at];
+                    if self.safe(key)?.is_none() {
+                        continue;
+                    }
+                    if let Some(rendered) = self.detail_value(key, value)? {
+                        self.push_item(key_text, rendered, text);
+                    }
+                }
+                return Ok(());
+            }
+        }
         let keys = PyList::new(py, details.try_iter()?.collect::<PyResult<Vec<_>>>()?)?;
         keys.sort()?;
         for key in keys.iter() {
@@ -646,16 +674,21 @@ impl ShownFilter {
                 continue;
             }
             let key_text = str_text(&key.str()?)?.into_owned();
-            let Some(rendered) = self.detail_value(&key, &details.get_item(&key)?)? else {
-                continue;
-            };
-            let item = format!("{key_text}={}", cap(rendered, self.max_value_chars));
-            if !item.starts_with("error.type=") {
-                text.push_str("; ");
-                text.push_str(&item);
+            if let Some(rendered) = self.detail_value(&key, &details.get_item(&key)?)? {
+                self.push_item(&key_text, rendered, text);
             }
         }
         Ok(())
+    }
+
+    /// `; key=value` of a detail shown (`rendered`, capped), `error.type` left out (the
+    /// error's part says it).
+    fn push_item(&self, key_text: &str, rendered: String, text: &mut String) {
+        let item = format!("{key_text}={}", cap(rendered, self.max_value_chars));
+        if !item.starts_with("error.type=") {
+            text.push_str("; ");
+            text.push_str(&item);
+        }
     }
 
     /// The allow-listed rendering of one detail value, or None to drop it.
