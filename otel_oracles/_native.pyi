@@ -1575,6 +1575,24 @@ class CheckPlans(Generic[_Finding]):
             Callable[[Sequence[Step]], str],
         ],
     ) -> CheckPlan[_Finding]: ...
+    def degraded_answer(
+        self,
+        dependencies: tuple[str, ...],
+        degraded_attribute: str | None,
+        error_pattern: str | None,
+        empty_pattern: str | None,
+        must_disclose: str | None,
+        uncertainty_pattern: str,
+        helpers: tuple[
+            Callable[[str | None, tuple[str, ...], bool], str | None],
+            Callable[[str, str], Any],
+            Callable[[Any, str], tuple[bool, Any, Step | None]],
+            Callable[[Any], bool],
+            Callable[[Any], bool],
+            Callable[[Any, Step], str],
+        ],
+    ) -> CheckPlan[_Finding]: ...
+    def evidence(self, message: str) -> CheckPlan[_Finding]: ...
 
 @final
 class CheckPlan(Generic[_Finding]):

@@ -184,6 +184,28 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"min": BIG, "unless_degraded": True, "dependencies": ["search_docs"]},
         {"pattern": f"{LONE}-\\d+", "unless_degraded": True, "dependencies": ["fetch_*"]},
     ],
+    "degraded_answer": [
+        {},
+        {
+            "dependencies": ["search_docs"],
+            "must_disclose": r"(?i)\b(degraded|failed|unavailable)\b",
+        },
+        {"dependencies": ["search_*"], "allowed": False, "must_disclose": None},
+        {"dependencies": ["docs"], "error_pattern": None},
+        {"empty_pattern": "(?i)no results", "degraded_attribute": "degraded"},
+        {"uncertainty_pattern": "."},
+        {"dependencies": [f"se{LONE}"], "uncertainty_pattern": f"(?i)done|{LONE}"},
+        {"must_disclose": f"x{LONE}|search", "degraded_attribute": f"d{LONE}"},
+        {"degraded_attribute": "", "empty_pattern": "", "must_disclose": ""},
+    ],
+    "evidence": [
+        {"field": "final_output"},
+        {"field": "agents"},
+        {"field": "tool_results", "tool": "search_docs"},
+        {"field": "tool_arguments", "tool": f"se{LONE}"},
+        {"attribute": "gen_ai.system"},
+        {"attribute": f"k{LONE}"},
+    ],
 }
 
 
@@ -202,7 +224,12 @@ CITING = ("citations_grounded", "citation_required")
 is known (their declared evidence; the loop answers the others with missing evidence)."""
 
 USUAL_ANSWERS = tuple(t for t in PARAMS if t not in ANSWERING_EVERY)
-"""The checks whose plans make their usual answers (``check_plans.rs``)."""
+"""The checks whose plans make their usual answers (``check_plans.rs``,
+``check_plans_answer.rs``)."""
+
+JUDGED_ON_THEIR_EVIDENCE = ("degraded_answer", "evidence")
+"""The checks whose ``check`` the evaluator runs only when their declared evidence is there
+(the final answer for ``degraded_answer``; its name for ``evidence``): compared only there."""
 
 EVERY_ANSWER_SCENARIOS = (
     "a_happy",
@@ -241,6 +268,7 @@ PATHS: dict[str, tuple[str, str, bool]] = {
     "tokens over a limit": ("tokens", "fail", False),
     "latency over max_ms": ("latency", "fail", True),
     "latency over max_ms tolerated": ("latency", "pass", True),
+    "uncertainty tied to no degradation": ("degraded_answer", "fail", False),
 }
 """Paths past the usual answer that the plans of ``check_plans.rs`` word: (oracle type,
 status, something used of the budget)."""
@@ -388,6 +416,7 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
     yield "lone surrogates in names and texts", _surrogates(stopped=False)
     yield "lone surrogates, the run stopped short", _surrogates(stopped=True)
     yield from _citing()
+    yield from _dependencies()
 
 
 def _citing() -> Iterator[tuple[str, Trajectory]]:
@@ -449,6 +478,102 @@ def _citing() -> Iterator[tuple[str, Trajectory]]:
         "no work shown",
         traj(
             {"kind": StepKind.AGENT, "agent_name": "a", "result": "See doc-1 and doc 2."},
+        ),
+    )
+
+
+RESULTS: tuple[Any, ...] = (
+    {"documents": [{"id": "doc-1"}], "status": "ok"},
+    {"status": "ok"},
+    {"a": [], "b": [1]},
+    [1],
+    "hello",
+    " 42",
+    "\t true",
+    '{"documents": [1]}',
+    '"x"',
+    "null, then text",
+    "\x0bhello",
+    f"{LONE}",
+    0,
+    2.5,
+    {},
+    [],
+    {"documents": [], "status": "ok"},
+    "   ",
+    "[]",
+    " null",
+    '{"documents": []}',
+    '""',
+    "\x0b \x0c",
+    "no results here",
+)
+"""Tool results, healthy and empty (as ``is_empty_result`` or ``empty_pattern`` sees
+them), of every type and shape the plan decides itself or hands to Python."""
+
+ANSWERS = ("done", "I don't know the answer", "the search failed", f"done{LONE}")
+"""Final answers: plain, voicing uncertainty, disclosing a failure, with a lone surrogate."""
+
+
+def _dependencies() -> Iterator[tuple[str, Trajectory]]:
+    """Runs whose dependency calls are healthy, degraded or unknown in each way
+    ``find_degradation`` tells apart, under each kind of answer."""
+    for result in RESULTS:
+        yield (
+            f"a search returning {result!r}",
+            traj(
+                gen(tool_calls=["search_docs"]),
+                tool("search_docs", {"q": "a"}, result),
+                gen("done"),
+            ),
+        )
+    search = tool("search_docs", {"q": "a"}, {"documents": [{"id": "doc-1"}]})
+    for answer in ANSWERS:
+        yield f"a healthy search, answering {answer!r}", traj(search, gen(answer))
+        yield (
+            f"a failed search, answering {answer!r}",
+            traj(tool("search_docs", {"q": "a"}, "error: timed out", status="error"), gen(answer)),
+        )
+    kinds = {
+        "documents and no result": {"documents": [{"id": "doc-1"}], "result": None},
+        "no documents": {"documents": []},
+        "neither documents nor result": {"result": None},
+        "a redacted result": {"redacted": ("result",)},
+        "redacted documents": {"redacted": ("documents",), "documents": []},
+        "a result the mapping saw empty": {"attributes": {"result_empty": True}},
+        "an unknown outcome": {"attributes": {"outcome_unknown": True}},
+        "a degradation attribute": {"attributes": {"degraded": "true", f"d{LONE}": "ok"}},
+        "a healthy degradation attribute": {"attributes": {"degraded": "ok"}},
+    }
+    for name, fields in kinds.items():
+        call = {**tool("search_docs", {"q": "a"}, "found doc-1"), **fields}
+        yield f"a search with {name}", traj(call, gen("done"))
+    yield (
+        "a failure then a retry that worked, two agents, a namespaced and a served call",
+        traj(
+            tool("search_docs", {"q": "a"}, "error: boom", status="error"),
+            tool("search_docs", {"q": "a"}, "found doc-1"),
+            tool("search_docs", {"q": "b"}, "found doc-2", agent="helper"),
+            tool("docs_search_docs", {"q": "c"}, "found doc-3"),
+            tool("docs_lookup", {"q": "d"}, "found doc-4", attributes={"mcp_tool": "search_docs"}),
+            tool(f"se{LONE}", {"q": "e"}, "found doc-5"),
+            gen("done"),
+        ),
+    )
+    yield (
+        "a namespaced call that failed last",
+        traj(
+            tool("search_docs", {"q": "a"}, "found doc-1"),
+            tool("docs_search_docs", {"q": "c"}, "error: boom", status="error"),
+            gen("done"),
+        ),
+    )
+    yield (
+        "another agent's search failed last",
+        traj(
+            tool("search_docs", {"q": "a"}, "found doc-1"),
+            tool("search_docs", {"q": "b"}, {"error": "down"}, agent="helper"),
+            gen("search failed"),
         ),
     )
 
@@ -541,6 +666,10 @@ def _findings_agree(
         for oracle in oracles:
             if oracle.oracle_type in CITING and ev.final_output().text is None:
                 continue
+            if oracle.oracle_type in JUDGED_ON_THEIR_EVIDENCE and ev.gaps(
+                tuple(sorted(oracle.required_evidence()))
+            ):
+                continue
             fresh = GradeContext(trajectory, contract, evidence=Evidence(trajectory))
             want = REFERENCE[oracle.oracle_type](oracle, fresh)
             got = oracle.check(shared)
@@ -549,6 +678,9 @@ def _findings_agree(
             plan = oracle.native_plan
             assert plan is not None
             planned = plan.finding(GradeContext(trajectory, contract))
+            if planned is None and oracle.oracle_type == "degraded_answer":
+                key = f"degraded_answer: {want.status} left to Python"
+                answered[key] = answered.get(key, 0) + 1
             if planned is not None:
                 answered[oracle.oracle_type] += 1
                 if oracle.oracle_type in ANSWERING_EVERY:
@@ -607,6 +739,10 @@ def test_plans_answer_as_the_python_checks_did_on_edge_cases() -> None:
         for status in ("pass", "fail", "missing"):
             if (oracle_type, status) != ("tool_sequence", "missing"):  # (it has none)
                 assert answered.get(f"{oracle_type}: {status}"), (oracle_type, status, answered)
+    # A degradation, found or unknown, is the Python body's to word (a pass, a failure, a
+    # missing answer), never the plan's.
+    for status in ("pass", "fail", "missing"):
+        assert answered.get(f"degraded_answer: {status} left to Python"), (status, answered)
 
 
 def _without_plan(check: CompiledCheck) -> CompiledCheck:

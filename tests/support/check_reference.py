@@ -14,10 +14,12 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
+from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import ground_ids, json_indented, tool_sequence_diff
 from otel_oracles.errors import WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
+    EVIDENCE_DESCRIPTIONS,
     WORK_INVISIBLE,
     Evidence,
     absent,
@@ -907,6 +909,73 @@ def citation_required(oracle: Any, ctx: GradeContext) -> Finding:
     )
 
 
+def degraded_answer(oracle: Any, ctx: GradeContext) -> Finding:
+    p = oracle.given
+    out = ctx.evidence.final_output()
+    assert out.text is not None
+    text = out.text
+    deg = find_degradation(ctx.evidence, p)
+    answer_spans = span_ids([out.step]) if out.step else ()
+    disclosure = safe_regex.search(p.must_disclose, text) if p.must_disclose else None
+    uncertainty = safe_regex.search(p.uncertainty_pattern, text)
+    details: dict[str, Any] = {
+        "degraded": [why for _, why in deg.degraded],
+        "disclosed": disclosure.group(0) if disclosure else None,
+        "uncertainty": uncertainty.group(0) if uncertainty else None,
+    }
+    if deg.degraded:
+        steps = [s for s, _ in deg.degraded if s is not None]
+        kw: dict[str, Any] = {
+            "used": 1,
+            "details": details,
+            "span_ids": span_ids([*steps, *([out.step] if out.step else [])]),
+            "step_indexes": indexes(steps),
+        }
+        if not p.allowed:
+            return Finding.fail(
+                f"degraded answer not allowed: {deg.describe()}", breach="budget", **kw
+            )
+        if p.must_disclose and disclosure is None:
+            return Finding.fail(
+                f"degraded ({deg.describe()}) but the answer does not disclose it "
+                f"(must match /{p.must_disclose}/)",
+                breach="rule",
+                **kw,
+            )
+        said = f"; disclosed: {disclosure.group(0)!r}" if disclosure else ""
+        return Finding.ok(f"degraded answer: {deg.describe()}{said}", **kw)
+    if deg.unknown:
+        return Finding.missing(
+            "cannot tell whether a dependency was degraded: results not captured for "
+            + list_steps(deg.unknown),
+            details=details,
+            span_ids=answer_spans,
+        )
+    claim = uncertainty or disclosure
+    if claim is not None:
+        return Finding.fail(
+            f"the answer says {claim.group(0)!r} but no dependency was degraded "
+            "(uncertainty not tied to degraded evidence)",
+            breach="rule",
+            details=details,
+            span_ids=answer_spans,
+            step_indexes=indexes([out.step]) if out.step else (),
+            unseen=True,
+        )
+    return Finding.ok(
+        "no dependency degraded; the answer voices no uncertainty", details=details, unseen=True
+    )
+
+
+def evidence(oracle: Any, ctx: GradeContext) -> Finding:
+    p = oracle.given
+    if p.attribute is not None:
+        return Finding.ok(f"attribute {p.attribute!r} present")
+    assert p.field is not None
+    what = EVIDENCE_DESCRIPTIONS.get(p.field, p.field)
+    return Finding.ok(f"captured: {what}" + (f" (tool {p.tool})" if p.tool else ""))
+
+
 REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "tool_not_called": tool_not_called,
     "tool_retries": tool_retries,
@@ -921,4 +990,6 @@ REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "handoff": handoff,
     "citations_grounded": citations_grounded,
     "citation_required": citation_required,
+    "degraded_answer": degraded_answer,
+    "evidence": evidence,
 }

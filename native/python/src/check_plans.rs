@@ -35,6 +35,7 @@ use pyo3::types::{
     PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
 };
 
+use crate::check_plans_answer::{Answer, Degraded, DegradedHelpers};
 use crate::check_plans_cite::{Cite, Grounded, GroundedHelpers, Required, RequiredHelpers};
 use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
 use crate::checks::FINDING_FIELDS;
@@ -113,6 +114,8 @@ enum Kind {
     More(More),
     /// A citation check's plan, which answers every trajectory (`check_plans_cite`).
     Cite(Cite),
+    /// `degraded_answer`'s and `evidence`'s plans (`check_plans_answer`).
+    Answer(Answer),
 }
 
 /// A contract's number (`max`, `min`, `threshold`: an `int` of any size, `>= 0` by its
@@ -412,6 +415,37 @@ impl CheckPlans {
         let plan = Required::new(&params, helpers)?;
         self.plan(py, Kind::Cite(Cite::Required(plan)))
     }
+
+    /// `degraded_answer`'s plan (`check_plans_answer::Degraded`): the optional params
+    /// `None` when not given or empty.
+    #[allow(clippy::too_many_arguments)]
+    fn degraded_answer(
+        &self,
+        py: Python<'_>,
+        dependencies: Bound<'_, PyTuple>,
+        degraded_attribute: Option<Bound<'_, PyAny>>,
+        error_pattern: Bound<'_, PyAny>,
+        empty_pattern: Option<Bound<'_, PyAny>>,
+        must_disclose: Option<Bound<'_, PyAny>>,
+        uncertainty_pattern: Bound<'_, PyAny>,
+        helpers: DegradedHelpers<'_>,
+    ) -> PyResult<CheckPlan> {
+        let plan = Degraded::new(
+            dependencies,
+            degraded_attribute,
+            error_pattern,
+            empty_pattern,
+            must_disclose,
+            uncertainty_pattern,
+            helpers,
+        );
+        self.plan(py, Kind::Answer(Answer::Degraded(Box::new(plan))))
+    }
+
+    /// `evidence`'s plan: its pass says `message`.
+    fn evidence(&self, py: Python<'_>, message: Bound<'_, PyString>) -> PyResult<CheckPlan> {
+        self.plan(py, Kind::Answer(Answer::Captured(message.unbind())))
+    }
 }
 
 impl CheckPlans {
@@ -618,6 +652,9 @@ impl CheckPlan {
             }
             Kind::More(more) => return more.run(&evidence, &self.finding).map(Some),
             Kind::Cite(cite) => return cite.run(&evidence, &self.finding).map(Some),
+            Kind::Answer(answer) => {
+                return answer.run(&evidence, &self.finding, &self.failed_calls)
+            }
             Kind::Latency {
                 max_ms,
                 limit,
@@ -804,6 +841,9 @@ impl CheckPlan {
             )),
             Kind::More(_) | Kind::Cite(_) => Err(PyValueError::new_err(
                 "a plan that answers every trajectory has no finding within a bound to give",
+            )),
+            Kind::Answer(_) => Err(PyValueError::new_err(
+                "an answer's plan has no finding within a bound to give",
             )),
             Kind::MaxCalls { max, .. } => {
                 details.set_item(intern!(py, "tool_calls"), count)?;

@@ -58,7 +58,7 @@ fn text_is_placeholder(text: &Bound<'_, PyString>) -> bool {
     })
 }
 
-fn placeholder(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
+pub(crate) fn placeholder(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
     if value.is_none() {
         return Ok(true);
     }

@@ -56,6 +56,7 @@ from otel_oracles.grade.oracles.trace_common import (
 from otel_oracles.grade.registry import register_oracle
 from otel_oracles.model.defaults import new_list
 from otel_oracles.model.step import Step
+from otel_oracles.model.tool_name import first_match
 
 DEFAULT_CITATION_PATTERN = r"doc-\d+"
 
@@ -333,8 +334,35 @@ class DegradedAnswer(OracleCheck):
     evidence: ClassVar[frozenset[str]] = frozenset({"final_output", "tool_names"})
     params: DegradedAnswerParams
     given: DegradedAnswerParams
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: DegradedAnswerParams) -> None:
+        super().__init__(params)
+        p = self.given
+        helpers = (
+            first_match,
+            safe_regex.search,
+            attribute_value,
+            _truthy,
+            is_empty_result,
+            step_result_text,
+        )
+        self.native_plan = PLANS.degraded_answer(
+            tuple(p.dependencies),
+            p.degraded_attribute or None,
+            p.error_pattern,
+            p.empty_pattern or None,
+            p.must_disclose or None,
+            p.uncertainty_pattern,
+            helpers,
+        )
 
     def check(self, ctx: GradeContext) -> Finding:
+        # The usual answers, no dependency degraded (the answer voicing no uncertainty, or
+        # voicing it untied): the core's (``native_plan``).
+        found = self.native_plan.finding(ctx)
+        if found is not None:
+            return found
         p = self.given
         out = ctx.evidence.final_output()
         assert out.text is not None

@@ -16,8 +16,10 @@ from typing import Self
 
 from pydantic import model_validator
 
+from otel_oracles._native import CheckPlan
 from otel_oracles.grade.evidence import EVIDENCE_DESCRIPTIONS, PROBES
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, OracleParams
+from otel_oracles.grade.oracles.trace_common import PLANS
 from otel_oracles.grade.registry import register_oracle
 
 SCOPED_FIELDS: frozenset[str] = frozenset(
@@ -67,14 +69,27 @@ class Evidence(OracleCheck):
     Params = EvidenceParams
     params: EvidenceParams
     given: EvidenceParams
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: EvidenceParams) -> None:
+        super().__init__(params)
+        # The one answer ``check`` gives (the evaluator answers a gap before it runs), made
+        # by the core from the message worded here once.
+        self.native_plan = PLANS.evidence(self._captured())
 
     def required_evidence(self) -> frozenset[str]:
         return frozenset({self.given.evidence_name()})
 
-    def check(self, ctx: GradeContext) -> Finding:
+    def _captured(self) -> str:
         p = self.given
         if p.attribute is not None:
-            return Finding.ok(f"attribute {p.attribute!r} present")
+            return f"attribute {p.attribute!r} present"
         assert p.field is not None
         what = EVIDENCE_DESCRIPTIONS.get(p.field, p.field)
-        return Finding.ok(f"captured: {what}" + (f" (tool {p.tool})" if p.tool else ""))
+        return f"captured: {what}" + (f" (tool {p.tool})" if p.tool else "")
+
+    def check(self, ctx: GradeContext) -> Finding:
+        found = self.native_plan.finding(ctx)
+        if found is None:  # (its plan answers every trajectory)
+            raise RuntimeError("evidence's plan gave no finding")
+        return found

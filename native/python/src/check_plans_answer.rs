@@ -1,0 +1,430 @@
+//! The plans of the checks about the answer's grounds, beside `check_plans.rs`' usual
+//! answers: `degraded_answer` (no dependency degraded, the answer voicing no uncertainty,
+//! or voicing it untied to any degradation) and `evidence` (the declared evidence
+//! captured). Run by the same `CheckPlan` as the others (its `Kind::Answer`), after the
+//! evaluator's loop has found the check's declared evidence there (`final_output` and
+//! `tool_names` for `degraded_answer`, the declared name for `evidence`): a gap is
+//! `missing_evidence` before any plan is asked.
+//!
+//! `degraded_answer`'s plan decides `find_degradation` (`trace_answers`) as far as "nothing
+//! degraded, nothing unknown": the dependencies' last calls (per agent and tool, by step
+//! index), and the last calls of tools that may be a dependency under a namespace the
+//! name does not show, each neither failed (`failed_calls`' table, memoized per pattern and
+//! shared with `tool_errors` and `tool_retries`), nor without documents, nor seen empty by
+//! the mapping, nor without a captured result (unless it holds documents), nor empty
+//! (`is_empty_result`: an exact `dict`, `list` or `str` decided here, anything else by the
+//! Python function), nor matching `empty_pattern`, nor of an unknown outcome. Anything
+//! degraded or unknown is "not handled" (`None`): the Python body words which call and
+//! why. What only Python decides is handed in once: the tool-name matching
+//! (`model.tool_name.first_match`, remembered there), the regex engine under its budget
+//! (`safe_regex.search`), the degradation attribute's lookup (`attribute_value`,
+//! `_truthy`), `is_empty_result` for other values and the memoized result text
+//! (`step_result_text`, for `empty_pattern`).
+
+use pyo3::ffi;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+
+use crate::check_plans::{joined, pointed};
+use crate::evidence::{placeholder, StepFields};
+use crate::pydict;
+use crate::slots::SlotClass;
+
+/// A plan of this module, by check.
+pub(crate) enum Answer {
+    /// `evidence`: its finding is the message its params make (`captured: ...`,
+    /// `attribute ... present`), made once.
+    Captured(Py<PyString>),
+    /// `degraded_answer`.
+    Degraded(Box<Degraded>),
+}
+
+impl Answer {
+    /// The check's finding on `evidence` (`ctx.evidence`) when the plan decides it, else
+    /// `None` (the Python body words it).
+    pub(crate) fn run<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        finding: &Py<SlotClass>,
+        failed_calls: &Py<PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = evidence.py();
+        match self {
+            Self::Captured(message) => {
+                let empty = PyTuple::empty(py).into_any();
+                let found = make(
+                    finding,
+                    intern!(py, "pass"),
+                    message.bind(py).clone(),
+                    PyDict::new(py),
+                    [empty.clone(), empty],
+                    false,
+                    false,
+                )?;
+                Ok(Some(found))
+            }
+            Self::Degraded(degraded) => degraded.run(evidence, finding, failed_calls),
+        }
+    }
+}
+
+/// The Python deciders `degraded_answer`'s plan is handed: `first_match`,
+/// `safe_regex.search`, `attribute_value`, `_truthy`, `is_empty_result`,
+/// `step_result_text`.
+pub(crate) type DegradedHelpers<'py> = (
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+    Bound<'py, PyAny>,
+);
+
+/// `degraded_answer`'s plan: its params (the optional ones `None` when not given or empty,
+/// as the Python body tests them) and the Python deciders.
+pub(crate) struct Degraded {
+    /// `tuple(dependencies)` (empty: every tool is a dependency).
+    dependencies: Py<PyTuple>,
+    degraded_attribute: Option<Py<PyAny>>,
+    error_pattern: Py<PyAny>,
+    empty_pattern: Option<Py<PyAny>>,
+    must_disclose: Option<Py<PyAny>>,
+    uncertainty_pattern: Py<PyAny>,
+    first_match: Py<PyAny>,
+    search: Py<PyAny>,
+    attribute_value: Py<PyAny>,
+    truthy: Py<PyAny>,
+    is_empty_result: Py<PyAny>,
+    result_text: Py<PyAny>,
+}
+
+impl Degraded {
+    /// The plan of the check's params.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        dependencies: Bound<'_, PyTuple>,
+        degraded_attribute: Option<Bound<'_, PyAny>>,
+        error_pattern: Bound<'_, PyAny>,
+        empty_pattern: Option<Bound<'_, PyAny>>,
+        must_disclose: Option<Bound<'_, PyAny>>,
+        uncertainty_pattern: Bound<'_, PyAny>,
+        helpers: DegradedHelpers<'_>,
+    ) -> Self {
+        let (first_match, search, attribute_value, truthy, is_empty_result, result_text) = helpers;
+        Self {
+            dependencies: dependencies.unbind(),
+            degraded_attribute: degraded_attribute.map(Bound::unbind),
+            error_pattern: error_pattern.unbind(),
+            empty_pattern: empty_pattern.map(Bound::unbind),
+            must_disclose: must_disclose.map(Bound::unbind),
+            uncertainty_pattern: uncertainty_pattern.unbind(),
+            first_match: first_match.unbind(),
+            search: search.unbind(),
+            attribute_value: attribute_value.unbind(),
+            truthy: truthy.unbind(),
+            is_empty_result: is_empty_result.unbind(),
+            result_text: result_text.unbind(),
+        }
+    }
+
+    fn run<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        finding: &Py<SlotClass>,
+        failed_calls: &Py<PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = evidence.py();
+        let out = evidence.call_method0(intern!(py, "final_output"))?;
+        let text = out.getattr(intern!(py, "text"))?;
+        if text.is_none() || !self.undegraded(evidence, failed_calls)? {
+            return Ok(None); // (no answer: the body's assertion; a degradation: its words)
+        }
+        let search = self.search.bind(py);
+        let disclosure = match &self.must_disclose {
+            Some(pattern) => search.call1((pattern.bind(py), &text))?,
+            None => py.None().into_bound(py),
+        };
+        let uncertainty = search.call1((self.uncertainty_pattern.bind(py), &text))?;
+        let said = |found: &Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
+            if found.is_none() {
+                return Ok(py.None().into_bound(py));
+            }
+            found.call_method1(intern!(py, "group"), (0,))
+        };
+        let details = PyDict::new(py);
+        details.set_item(intern!(py, "degraded"), PyList::empty(py))?;
+        details.set_item(intern!(py, "disclosed"), said(&disclosure)?)?;
+        details.set_item(intern!(py, "uncertainty"), said(&uncertainty)?)?;
+        // `uncertainty or disclosure`: a match object is always true.
+        let claim = if uncertainty.is_none() {
+            disclosure
+        } else {
+            uncertainty
+        };
+        let empty = PyTuple::empty(py).into_any();
+        if claim.is_none() {
+            // "No dependency degraded" is about every call: a span no convention recognised
+            // may be the call that failed (unseen).
+            let message = intern!(
+                py,
+                "no dependency degraded; the answer voices no uncertainty"
+            );
+            return make(
+                finding,
+                intern!(py, "pass"),
+                message.clone(),
+                details,
+                [empty.clone(), empty],
+                false,
+                true,
+            )
+            .map(Some);
+        }
+        let quoted = said(&claim)?.repr()?;
+        let message = joined(
+            py,
+            [
+                intern!(py, "the answer says ").clone().into_any(),
+                quoted.into_any(),
+                intern!(
+                    py,
+                    " but no dependency was degraded (uncertainty not tied to degraded evidence)"
+                )
+                .clone()
+                .into_any(),
+            ],
+        )?;
+        let step = out.getattr(intern!(py, "step"))?;
+        let at = if step.is_truthy()? {
+            pointed(py, [step])?
+        } else {
+            [empty.clone(), empty]
+        };
+        make(
+            finding,
+            intern!(py, "fail"),
+            message,
+            details,
+            at,
+            true,
+            true,
+        )
+        .map(Some)
+    }
+
+    /// Whether `find_degradation` finds nothing degraded and nothing unknown: `false` as
+    /// soon as one call (or the degradation attribute) says otherwise.
+    fn undegraded(&self, evidence: &Bound<'_, PyAny>, failed_calls: &Py<PyAny>) -> PyResult<bool> {
+        let py = evidence.py();
+        if let Some(key) = &self.degraded_attribute {
+            let trajectory = evidence.getattr(intern!(py, "trajectory"))?;
+            let (found, value, _): (Bound<'_, PyAny>, Bound<'_, PyAny>, Bound<'_, PyAny>) = self
+                .attribute_value
+                .bind(py)
+                .call1((trajectory, key.bind(py)))?
+                .extract()?;
+            if found.is_truthy()? && self.truthy.bind(py).call1((value,))?.is_truthy()? {
+                return Ok(false);
+            }
+        }
+        let calls = evidence
+            .getattr(intern!(py, "groups"))?
+            .getattr(intern!(py, "calls"))?
+            .cast_into::<PyTuple>()?;
+        // `sorted(calls, key=index)` (stable), each with its fields.
+        let mut sorted = Vec::with_capacity(calls.len());
+        for call in calls.iter() {
+            let fields = StepFields::new(call.clone());
+            let Ok(index) = fields.get(intern!(py, "index"))?.extract::<i128>() else {
+                return Ok(false); // an index that is no int: the Python body sorts
+            };
+            sorted.push((index, call, fields));
+        }
+        sorted.sort_by_key(|(index, _, _)| *index);
+        // The last call per `(agent_name, tool)` of a dependency, and of a tool that may be
+        // one under a namespace its name does not show.
+        let (last, maybe) = (PyDict::new(py), PyDict::new(py));
+        let every = self.dependencies.bind(py).is_empty();
+        for (_, call, fields) in &sorted {
+            let tool = fields.get(intern!(py, "tool"))?;
+            let into = if every || self.glob(fields, &tool, false)? {
+                &last
+            } else if self.glob(fields, &tool, true)? {
+                &maybe
+            } else {
+                continue;
+            };
+            let agent = fields.get(intern!(py, "agent_name"))?;
+            into.set_item(PyTuple::new(py, [agent, tool])?, call)?;
+        }
+        if last.is_empty() && maybe.is_empty() {
+            return Ok(true);
+        }
+        let failed = failed_calls
+            .bind(py)
+            .call1((evidence, self.error_pattern.bind(py)))?
+            .cast_into::<PyDict>()?;
+        for call in maybe.values().iter().chain(last.values().iter()) {
+            if !self.healthy(evidence, &failed, &call)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// `step_glob(step, dependencies, lax) is not None`: a dependency names the step's tool,
+    /// else the name an MCP server ran the call under (`attributes.mcp_tool`, a `str`).
+    fn glob(&self, fields: &StepFields<'_>, tool: &Bound<'_, PyAny>, lax: bool) -> PyResult<bool> {
+        let py = tool.py();
+        let (first_match, dependencies) = (self.first_match.bind(py), self.dependencies.bind(py));
+        if !first_match.call1((tool, dependencies, lax))?.is_none() {
+            return Ok(true);
+        }
+        let attributes = fields.get(intern!(py, "attributes"))?;
+        let served = pydict::get(&attributes, intern!(py, "mcp_tool"))?;
+        Ok(served.is_instance_of::<PyString>()
+            && !first_match.call1((served, dependencies, lax))?.is_none())
+    }
+
+    /// Whether `_judge_dependency` leaves the call `call` out of both `degraded` and
+    /// `unknown`: it did not fail, its documents (when recorded) are some, the mapping did
+    /// not see its result empty, its result was captured (or documents were) and is not
+    /// empty, and its outcome is known.
+    fn healthy<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        failed: &Bound<'py, PyDict>,
+        call: &Bound<'py, PyAny>,
+    ) -> PyResult<bool> {
+        let py = call.py();
+        if failed.contains(call.as_ptr() as usize)? {
+            return Ok(false);
+        }
+        let fields = StepFields::new(call.clone());
+        let redacted = fields.get(intern!(py, "redacted"))?;
+        let documents = if redacted.contains(intern!(py, "documents"))? {
+            None
+        } else {
+            Some(fields.get(intern!(py, "documents"))?).filter(|documents| !documents.is_none())
+        };
+        if let Some(documents) = &documents {
+            if !documents.is_truthy()? {
+                return Ok(false); // returned no documents
+            }
+        }
+        let attributes = fields.get(intern!(py, "attributes"))?;
+        if pydict::get(&attributes, intern!(py, "result_empty"))?.is_truthy()? {
+            return Ok(false);
+        }
+        let result = fields.get(intern!(py, "result"))?;
+        if redacted.contains(intern!(py, "result"))? || placeholder(&result, 0)? {
+            return Ok(documents.is_some()); // not captured: unknown unless documents were
+        }
+        if self.empty(&result)? {
+            return Ok(false);
+        }
+        if let Some(pattern) = &self.empty_pattern {
+            let text = self.result_text.bind(py).call1((evidence, call))?;
+            if !self
+                .search
+                .bind(py)
+                .call1((pattern.bind(py), text))?
+                .is_none()
+            {
+                return Ok(false);
+            }
+        }
+        Ok(!pydict::get(&attributes, intern!(py, "outcome_unknown"))?.is_truthy()?)
+    }
+
+    /// `is_empty_result(result)`: an exact `dict` (empty, or its lists, one at least, all
+    /// empty, each an exact `list`), `list` (empty) or `str` that cannot be JSON of an
+    /// empty value (its first character past JSON's whitespace printable ASCII and none of
+    /// `n"[{`: JSON of a number, `true` or `false`, or no JSON, then the text itself, not
+    /// blank) decided here; anything else by the Python function.
+    fn empty(&self, result: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let py = result.py();
+        let decided = if let Ok(dict) = result.cast_exact::<PyDict>() {
+            let mut lists = Some(dict.is_empty());
+            for value in dict.values().iter() {
+                if let Ok(list) = value.cast_exact::<PyList>() {
+                    if !list.is_empty() {
+                        lists = Some(false);
+                        break;
+                    }
+                    lists = Some(true);
+                } else if value.is_instance_of::<PyList>() {
+                    lists = None; // a subclass: its own `__len__`, as Python asks it
+                    break;
+                }
+            }
+            lists
+        } else if let Ok(list) = result.cast_exact::<PyList>() {
+            Some(list.is_empty())
+        } else if let Ok(text) = result.cast_exact::<PyString>() {
+            match first_past_json_space(text) {
+                Some(c) if c.is_ascii_graphic() && !matches!(c, 'n' | '"' | '[' | '{') => {
+                    Some(false)
+                }
+                _ => None,
+            }
+        } else {
+            None
+        };
+        match decided {
+            Some(empty) => Ok(empty),
+            None => self.is_empty_result.bind(py).call1((result,))?.is_truthy(),
+        }
+    }
+}
+
+/// The first character of `text` past JSON's whitespace (`json.loads` skips ` \t\n\r`
+/// before a value), read code point by code point; `None` when there is none or it is no
+/// `char` (a lone surrogate).
+fn first_past_json_space(text: &Bound<'_, PyString>) -> Option<char> {
+    let ptr = text.as_ptr();
+    // SAFETY: `ptr` is a live `str` held by `text` for the whole call; every index read is
+    // below its length.
+    let len = unsafe { ffi::PyUnicode_GetLength(ptr) };
+    for i in 0..len {
+        // SAFETY: as above, `i < len`.
+        let code = unsafe { ffi::PyUnicode_ReadChar(ptr, i) };
+        if !matches!(code, 0x20 | 0x09 | 0x0a | 0x0d) {
+            return char::from_u32(code);
+        }
+    }
+    None
+}
+
+/// A `Finding` of `status`, `message` and `details`, pointing at `[span_ids,
+/// step_indexes]`, nothing used, a rule's breach when `rule`, `unseen` as given.
+fn make<'py>(
+    finding: &Py<SlotClass>,
+    status: &Bound<'py, PyString>,
+    message: Bound<'py, PyString>,
+    details: Bound<'py, PyDict>,
+    [spans, steps]: [Bound<'py, PyAny>; 2],
+    rule: bool,
+    unseen: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = status.py();
+    let breach = if rule {
+        intern!(py, "rule")
+    } else {
+        intern!(py, "budget")
+    };
+    finding.get().make(
+        py,
+        [
+            status.clone().into_any(),
+            message.into_any(),
+            details.into_any(),
+            spans,
+            steps,
+            0usize.into_pyobject(py)?.into_any(),
+            breach.clone().into_any(),
+            PyBool::new(py, unseen).to_owned().into_any(),
+        ],
+    )
+}
