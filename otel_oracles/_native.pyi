@@ -1593,6 +1593,23 @@ class CheckPlans(Generic[_Finding]):
         ],
     ) -> CheckPlan[_Finding]: ...
     def evidence(self, message: str) -> CheckPlan[_Finding]: ...
+    def no_network(
+        self,
+        search: PatternSearch,
+        scan: tuple[ScanFields, Container[StepKind], Callable[[Step], str], Callable[[], int]],
+        outbound: Callable[[Any], Sequence[Any]],
+    ) -> CheckPlan[_Finding]: ...
+    def file_not_modified(
+        self, path: str, target: str, name: str, file_edit: StepKind
+    ) -> CheckPlan[_Finding]: ...
+    def assertion_exists(
+        self,
+        path: str,
+        target: str,
+        name: str,
+        file_edit: StepKind,
+        command_keys: tuple[str, ...],
+    ) -> CheckPlan[_Finding]: ...
 
 @final
 class CheckPlan(Generic[_Finding]):

@@ -10,7 +10,7 @@ import functools
 import json
 import posixpath
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
@@ -270,6 +270,19 @@ def network_violations(steps: Iterable[Step], patterns: Iterable[str]) -> list[N
         Step.scan_text,
     )
     return [NetworkViolation(index, tool, originals[i]) for index, tool, i in hits]
+
+
+def network_search(
+    patterns: Iterable[str],
+) -> tuple[
+    PatternSearch, tuple[ScanFields, frozenset[StepKind], Callable[[Step], str], Callable[[], int]]
+]:
+    """What ``network_violations`` searches ``patterns`` with: the core's matcher, and what
+    its ``violations`` is given besides the steps (the scan fields, the kinds scanned, the
+    text of a step the core does not write, the digit limit asked on each search), for a
+    caller in the core (``no_network``'s plan, ``native/python/src/check_plans_agentbench.rs``)."""
+    scan = (_SCAN_FIELDS, TOOLISH_KINDS, Step.scan_text, sys.get_int_max_str_digits)
+    return _pattern_search(tuple(patterns)), scan
 
 
 class Trajectory(Record):

@@ -8,18 +8,22 @@ limit ended); and a result the loop builds from a plan is the one it builds from
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import contextlib
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
 
+from otel_oracles.errors import ContractError, ReplayError
 from otel_oracles.grade.compiled import CompiledCheck, compile_check
-from otel_oracles.grade.evaluator import run_compiled
+from otel_oracles.grade.evaluator import _context, run_compiled
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.model.contract import OracleSpec
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
+from otel_oracles.replay import replayed_workspace
+from otel_oracles.sandbox import SANDBOXED
 from tests.oracles.trace_builders import MS, gen, tool, traj
 from tests.support.captured import captured_trajectories
 from tests.support.check_reference import REFERENCE
@@ -776,3 +780,252 @@ def test_the_loop_builds_the_same_result_from_a_plan(layer: str) -> None:
                     assert got.model_dump(exclude={"duration_ns"}) == want.model_dump(
                         exclude={"duration_ns"}
                     ), (oracle_type, params, clear, gapless)
+
+
+BENCH_PARAMS: dict[str, list[dict[str, Any]]] = {
+    "no_network": [
+        {},
+        {"patterns": ["pytest"]},
+        {"patterns": ["calc", "no such pattern"]},
+        {"patterns": ["WRITE_FILE", f"q{LONE}"]},
+        {"patterns": ['"', "\n"]},
+    ],
+    "file_not_modified": [
+        {"path": "pytest.ini"},
+        {"path": "./pytest.ini"},
+        {"path": "calc.py"},
+        {"path": "tests/test_calc.py"},
+        {"path": "docs/notes.md"},
+        {"path": f"data/{LONE}.txt"},
+        {"path": "not_in_the_workspace.txt"},
+    ],
+    "assertion_exists": [
+        {"path": "tests/test_calc.py", "pattern": r"^\s*assert add\("},
+        {"path": "calc.py", "pattern": "calculator"},
+        {"path": "./calc.py", "pattern": "^zzz"},
+        {"path": "pytest.ini", "pattern": "testpaths"},
+        {"path": "missing.py", "pattern": "x"},
+        {"path": "docs/notes.md", "pattern": "."},
+        {"path": f"data/{LONE}.txt", "pattern": "."},
+    ],
+}
+"""The AgentBench checks whose usual answers the core makes (``check_plans_agentbench.rs``):
+the defaults and patterns the steps hold, files of the task's workspace (one written as
+``./``, one in a directory), files it lacks (one named with a lone surrogate)."""
+
+BENCH_WORKSPACE = {
+    "calc.py": "# calculator\n",
+    "pytest.ini": "[pytest]\ntestpaths = tests\n",
+    "docs/notes.md": "notes\n",
+}
+
+BENCH_SCENARIOS = ("a_happy", "h_coding_agent", "d_forbidden_tool", "m_excess_calls")
+"""Captured scenarios for the AgentBench checks: a plain run, a coding run (file edits and
+commands), a forbidden call, many calls."""
+
+
+def _bench_edge_cases() -> Iterator[tuple[str, Trajectory]]:
+    edit, command = StepKind.FILE_EDIT, StepKind.COMMAND
+    yield "no steps", traj()
+    yield (
+        "calls naming nothing judged",
+        traj(gen(tool_calls=["search_docs"]), tool("search_docs", {"q": "a"}, "ok"), gen("done")),
+    )
+    yield (
+        "edits of the judged files, then calls",
+        traj(
+            tool("write_file", {"path": "calc.py"}, kind=edit, path="calc.py", content="x\n"),
+            tool("run_command", {"command": "cat calc.py"}, kind=command, command="cat calc.py"),
+            tool("write_file", {}, kind=edit, path="tests/test_calc.py", content="assert add(1)"),
+            tool("write_file", {}, kind=edit, path="pytest.ini", content="[pytest]\n"),
+            tool("search_docs", {"q": "pytest"}, "ok"),
+        ),
+    )
+    yield (
+        "an edit unchanged, an edit without a path",
+        traj(
+            tool(
+                "write_file",
+                {},
+                kind=edit,
+                path="pytest.ini",
+                content=BENCH_WORKSPACE["pytest.ini"],
+            ),
+            tool("write_file", {"path": "pytest.ini"}, kind=edit, path=None, content="x"),
+        ),
+    )
+    yield (
+        "commands that name or write a file",
+        traj(
+            tool("run_command", {"command": "pytest -q tests/test_calc.py"}, kind=command),
+            tool("bash", {"cmd": "echo x > pytest.ini"}),
+            tool("bash", {"cmd": "sed -i 's/a/b/' calc.py"}),
+            tool("shell", {"command": "ls *.md"}, kind=command, command="ls *.md"),
+        ),
+    )
+    yield (
+        "a quoted command, an unquoted one naming nothing",
+        traj(
+            tool("bash", {"command": "echo 'x' > out.txt"}),
+            tool("bash", {"command": "echo x > out.txt"}),
+        ),
+    )
+    yield (
+        "names deep in arguments, in raw arguments, in a path",
+        traj(
+            tool("edit", {"changes": [{"file": {"name": "docs/notes.md"}}]}),
+            tool("patch", None, arguments_raw='{"target": "calc.py"}'),
+            tool("open", {}, path="./pytest.ini"),
+            tool("glob", {"pattern": ["tests/test_?alc.py"]}),
+        ),
+    )
+    yield (
+        "network access and requests",
+        traj(
+            tool("run_command", {"command": "pip install requests"}, kind=command),
+            tool("fetch", {"url": "https://example.com"}, "ok"),
+            {"kind": StepKind.OTHER, "attributes": {"http.request.method": "GET"}},
+        ),
+    )
+    yield (
+        "a request alone, a model call's own transport",
+        traj(
+            gen("a", start_ns=0, end_ns=100 * MS),
+            {
+                "kind": StepKind.OTHER,
+                "attributes": {"http.method": "POST", "url.full": "https://api.example.com/v1"},
+                "start_ns": 10 * MS,
+                "end_ns": 20 * MS,
+            },
+            {"kind": StepKind.OTHER, "attributes": {"note": "not a request"}},
+            timed=False,
+        ),
+    )
+    yield (
+        "lone surrogates in inputs",
+        traj(
+            tool("search_docs", {"q": f"pytest{LONE}"}, "ok"),
+            tool("bash", {"command": f"ls data/{LONE}.txt"}, kind=command),
+        ),
+    )
+    deep: Any = "calc.py"
+    for _ in range(80):
+        deep = [deep]
+    yield "arguments nested deep", traj(tool("edit", {"a": deep}))
+
+
+def _bench_contexts(
+    trajectory: Trajectory, contract: Any, stack: contextlib.ExitStack, on_disk: bool
+) -> list[Callable[[], GradeContext]]:
+    """Makers of the contexts the evaluator makes of ``trajectory``, each with its own
+    evidence: ``contract``'s workspace replayed in memory (when the replay takes the
+    edits), none, and with ``on_disk`` replayed lazily on disk."""
+    spec = contract.workspace
+    none = parse_contract({"id": "none", "invariants": [{"type": "no_network"}]}, "none")
+    makers: list[Callable[[], GradeContext]] = [lambda: GradeContext(trajectory, none)]
+    if on_disk:
+        makers.append(
+            lambda: GradeContext(
+                trajectory,
+                contract,
+                initial_workspace=dict(spec),
+                materialize=lambda: stack.enter_context(replayed_workspace(spec, trajectory)),
+                evidence=Evidence(trajectory),
+            )
+        )
+    try:
+        _context(contract, Evidence(trajectory), stack, SANDBOXED)
+    except ReplayError:
+        return makers
+    return [lambda: _context(contract, Evidence(trajectory), stack, SANDBOXED), *makers]
+
+
+def _outcome(call: Callable[..., Finding], *args: Any) -> tuple[str, str]:
+    """``repr`` of what ``call(*args)`` returns, or the type and text of the error it raises
+    (a task naming a file its workspace lacks, a replay refused, arguments nested past
+    Python's recursion)."""
+    try:
+        return "returned", repr(call(*args))
+    except (ContractError, ReplayError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+def _bench_agree(trajectories: Iterator[tuple[str, Trajectory]], on_disk: bool) -> dict[str, int]:
+    """Each AgentBench check's ``check`` and plan against the reference on each trajectory
+    and context (``_bench_contexts``); how often each plan answered, and with what."""
+    checks = [
+        (
+            oracle_type,
+            params,
+            compile_check("invariant", OracleSpec(type=oracle_type, params=params)),
+        )
+        for oracle_type, variants in BENCH_PARAMS.items()
+        for params in variants
+    ]
+    contract = parse_contract(
+        {"id": "bench", "workspace": BENCH_WORKSPACE, "invariants": [{"type": "no_network"}]},
+        "bench",
+    )
+    answered: dict[str, int] = {}
+    seen = 0
+    for where, trajectory in trajectories:
+        seen += 1
+        with contextlib.ExitStack() as stack:
+            for made in _bench_contexts(trajectory, contract, stack, on_disk):
+                for oracle_type, params, compiled in checks:
+                    check = compiled.oracle
+                    assert check is not None, compiled.setup_error
+                    want = _outcome(REFERENCE[oracle_type], check, made())
+                    got = _outcome(check.check, made())
+                    assert got == want, (where, oracle_type, params)
+                    plan = check.native_plan
+                    assert plan is not None
+                    planned = plan.finding(made())
+                    key = f"{oracle_type}: {'-' if planned is None else planned.status}"
+                    answered[key] = answered.get(key, 0) + 1
+                    if planned is not None:
+                        assert type(planned) is Finding
+                        assert ("returned", repr(planned)) == want, (where, oracle_type, params)
+                        assert type(planned.details) is dict
+    answered["trajectories"] = seen
+    return answered
+
+
+def test_agentbench_plans_answer_as_the_python_checks_did_on_captured_traces() -> None:
+    answered = _bench_agree(captured_trajectories(BENCH_SCENARIOS), on_disk=False)
+    for key in ("no_network: pass", "file_not_modified: pass", "assertion_exists: fail"):
+        assert answered.get(key), answered
+    for oracle_type in BENCH_PARAMS:
+        assert answered.get(f"{oracle_type}: -"), answered
+
+
+def test_agentbench_plans_answer_as_the_python_checks_did_on_edge_cases() -> None:
+    answered = _bench_agree(_bench_edge_cases(), on_disk=True)
+    for key in ("no_network: pass", "file_not_modified: pass", "assertion_exists: fail"):
+        assert answered.get(key), answered
+    for oracle_type in BENCH_PARAMS:
+        assert answered.get(f"{oracle_type}: -"), answered
+
+
+@pytest.mark.parametrize("layer", ["invariant", "tolerance"])
+def test_the_loop_builds_the_same_result_from_an_agentbench_plan(layer: str) -> None:
+    contract = parse_contract(
+        {"id": "bench", "workspace": BENCH_WORKSPACE, "invariants": [{"type": "no_network"}]},
+        "bench",
+    )
+    for _, trajectory in _bench_edge_cases():
+        for oracle_type, variants in BENCH_PARAMS.items():
+            for params in variants:
+                spec = OracleSpec(type=oracle_type, params=params, why="w")
+                check = compile_check(layer, spec)  # type: ignore[arg-type]
+                for clear, gapless in ((True, True), (False, False)):
+                    results = []
+                    for compiled in (check, _without_plan(check)):
+                        with contextlib.ExitStack() as stack:
+                            try:
+                                ctx = _context(contract, Evidence(trajectory), stack, SANDBOXED)
+                            except ReplayError:
+                                continue
+                            got = run_compiled(compiled, ctx, clear, gapless)
+                            results.append(got.model_dump(exclude={"duration_ns"}))
+                    assert len(set(map(repr, results))) <= 1, (oracle_type, params, results)

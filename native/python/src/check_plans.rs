@@ -35,6 +35,7 @@ use pyo3::types::{
     PyBool, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple, PyType,
 };
 
+use crate::check_plans_agentbench::Bench;
 use crate::check_plans_answer::{Answer, Degraded, DegradedHelpers};
 use crate::check_plans_cite::{Cite, Grounded, GroundedHelpers, Required, RequiredHelpers};
 use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
@@ -116,6 +117,8 @@ enum Kind {
     Cite(Cite),
     /// `degraded_answer`'s and `evidence`'s plans (`check_plans_answer`).
     Answer(Answer),
+    /// An AgentBench check's usual answer (`check_plans_agentbench`).
+    Bench(Bench),
 }
 
 /// A contract's number (`max`, `min`, `threshold`: an `int` of any size, `>= 0` by its
@@ -446,6 +449,45 @@ impl CheckPlans {
     fn evidence(&self, py: Python<'_>, message: Bound<'_, PyString>) -> PyResult<CheckPlan> {
         self.plan(py, Kind::Answer(Answer::Captured(message.unbind())))
     }
+
+    /// `no_network`'s plan (`check_plans_agentbench::Bench::no_network`).
+    fn no_network(
+        &self,
+        py: Python<'_>,
+        search: Bound<'_, PyAny>,
+        scan: &Bound<'_, PyTuple>,
+        outbound: Bound<'_, PyAny>,
+    ) -> PyResult<CheckPlan> {
+        let plan = Bench::no_network(search, scan, outbound)?;
+        self.plan(py, Kind::Bench(plan))
+    }
+
+    /// `file_not_modified`'s plan (`check_plans_agentbench::Bench::file_not_modified`).
+    fn file_not_modified(
+        &self,
+        py: Python<'_>,
+        path: Bound<'_, PyString>,
+        target: Bound<'_, PyString>,
+        name: &Bound<'_, PyString>,
+        file_edit: Bound<'_, PyAny>,
+    ) -> PyResult<CheckPlan> {
+        let plan = Bench::file_not_modified(path, target, name, file_edit)?;
+        self.plan(py, Kind::Bench(plan))
+    }
+
+    /// `assertion_exists`' plan (`check_plans_agentbench::Bench::assertion_exists`).
+    fn assertion_exists(
+        &self,
+        py: Python<'_>,
+        path: Bound<'_, PyString>,
+        target: Bound<'_, PyString>,
+        name: &Bound<'_, PyString>,
+        file_edit: Bound<'_, PyAny>,
+        command_keys: Bound<'_, PyTuple>,
+    ) -> PyResult<CheckPlan> {
+        let plan = Bench::assertion_exists(path, target, name, file_edit, command_keys)?;
+        self.plan(py, Kind::Bench(plan))
+    }
 }
 
 impl CheckPlans {
@@ -655,6 +697,7 @@ impl CheckPlan {
             Kind::Answer(answer) => {
                 return answer.run(&evidence, &self.finding, &self.failed_calls)
             }
+            Kind::Bench(bench) => return bench.run(ctx, &evidence, &self.finding),
             Kind::Latency {
                 max_ms,
                 limit,
@@ -838,6 +881,9 @@ impl CheckPlan {
             }
             Kind::Latency { .. } => Err(PyValueError::new_err(
                 "latency's plan has no finding within a bound to give",
+            )),
+            Kind::Bench(_) => Err(PyValueError::new_err(
+                "within: an AgentBench check's plan counts nothing",
             )),
             Kind::More(_) | Kind::Cite(_) => Err(PyValueError::new_err(
                 "a plan that answers every trajectory has no finding within a bound to give",

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 mod assemble_offline;
 mod batch;
 mod check_plans;
+mod check_plans_agentbench;
 mod check_plans_answer;
 mod check_plans_cite;
 mod check_plans_more;

@@ -1,12 +1,14 @@
 """``assertion_exists``: a file of the replayed workspace that must keep a line matching a
 regex (the package docstring says what the four AgentBench oracles share)."""
 
+import posixpath
 from pathlib import Path
 from typing import ClassVar
 
 from pydantic import field_validator
 
 from otel_oracles import safe_regex
+from otel_oracles._native import CheckPlan
 from otel_oracles.grade.oracles.agentbench._workspace import (
     MESSAGE_LINE_LIMIT,
     hidden_write,
@@ -15,8 +17,16 @@ from otel_oracles.grade.oracles.agentbench._workspace import (
     relative_path,
     steps_writing,
 )
-from otel_oracles.grade.oracles.base import CoverageParams, Finding, GradeContext, OracleCheck
+from otel_oracles.grade.oracles.base import (
+    CoverageParams,
+    Finding,
+    GradeContext,
+    OracleCheck,
+    OracleParams,
+)
+from otel_oracles.grade.oracles.trace_common import PLANS
 from otel_oracles.grade.registry import register_oracle
+from otel_oracles.model.step import COMMAND_KEYS, FILE_EDIT
 from otel_oracles.replay import safe_target
 
 
@@ -57,8 +67,21 @@ class AssertionExists(OracleCheck):
             return value
 
     given: Params
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: OracleParams) -> None:
+        super().__init__(params)
+        path = self.given.path
+        target = normalized(path)
+        name = posixpath.basename(target)
+        self.native_plan = PLANS.assertion_exists(path, target, name, FILE_EDIT, COMMAND_KEYS)
 
     def check(self, ctx: GradeContext) -> Finding:
+        # The usual failure, the file not in the replayed workspace (no call replay did
+        # not apply may have written it): the core's (``native_plan``).
+        planned = self.native_plan.finding(ctx)
+        if planned is not None:
+            return planned
         params = self.given
         if not ctx.has_workspace:
             return no_workspace(self.oracle_type, ctx)

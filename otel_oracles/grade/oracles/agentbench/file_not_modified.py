@@ -1,10 +1,12 @@
 """``file_not_modified``: whether the run changed a file's bytes (the package docstring says
 what the four AgentBench oracles share)."""
 
+import posixpath
 from typing import ClassVar
 
 from pydantic import field_validator
 
+from otel_oracles._native import CheckPlan
 from otel_oracles.errors import ContractError
 from otel_oracles.grade.oracles.agentbench._workspace import (
     file_edits,
@@ -14,8 +16,16 @@ from otel_oracles.grade.oracles.agentbench._workspace import (
     relative_path,
     steps_naming,
 )
-from otel_oracles.grade.oracles.base import CoverageParams, Finding, GradeContext, OracleCheck
+from otel_oracles.grade.oracles.base import (
+    CoverageParams,
+    Finding,
+    GradeContext,
+    OracleCheck,
+    OracleParams,
+)
+from otel_oracles.grade.oracles.trace_common import PLANS
 from otel_oracles.grade.registry import register_oracle
+from otel_oracles.model.step import FILE_EDIT
 from otel_oracles.replay import safe_target
 
 
@@ -50,8 +60,21 @@ class FileNotModified(OracleCheck):
             return relative_path(value)
 
     given: Params
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: OracleParams) -> None:
+        super().__init__(params)
+        path = self.given.path
+        target = normalized(path)
+        name = posixpath.basename(target)
+        self.native_plan = PLANS.file_not_modified(path, target, name, FILE_EDIT)
 
     def check(self, ctx: GradeContext) -> Finding:
+        # The usual answer, the task's file never touched (no recorded edit wrote it, no
+        # other call names it): the core's (``native_plan``).
+        planned = self.native_plan.finding(ctx)
+        if planned is not None:
+            return planned
         params = self.given
         if not ctx.has_workspace:
             return no_workspace(self.oracle_type, ctx)

@@ -6,10 +6,18 @@ from typing import ClassVar
 
 from pydantic import Field, field_validator
 
+from otel_oracles._native import CheckPlan
 from otel_oracles.grade.network import OutboundRequest, outbound_requests
-from otel_oracles.grade.oracles.base import CoverageParams, Finding, GradeContext, OracleCheck
+from otel_oracles.grade.oracles.base import (
+    CoverageParams,
+    Finding,
+    GradeContext,
+    OracleCheck,
+    OracleParams,
+)
+from otel_oracles.grade.oracles.trace_common import PLANS
 from otel_oracles.grade.registry import register_oracle
-from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS
+from otel_oracles.model.step import DEFAULT_NETWORK_PATTERNS, network_search
 
 
 @register_oracle
@@ -41,8 +49,19 @@ class NoNetwork(OracleCheck):
             return value
 
     given: Params
+    native_plan: "CheckPlan[Finding]"
+
+    def __init__(self, params: OracleParams) -> None:
+        super().__init__(params)
+        search, scan = network_search(self.given.patterns)
+        self.native_plan = PLANS.no_network(search, scan, outbound_requests)
 
     def check(self, ctx: GradeContext) -> Finding:
+        # The usual answer, no pattern in any step and no request: the core's
+        # (``native_plan``, which searches as ``network_violations`` does).
+        planned = self.native_plan.finding(ctx)
+        if planned is not None:
+            return planned
         params = self.given
         found = ctx.evidence.network_violations(params.patterns, ctx.trajectory.steps)
         requests = outbound_requests(ctx.evidence)
