@@ -1497,10 +1497,13 @@ class CheckPlans(Generic[_Finding]):
         tools: tuple[str, ...],
         max: int,
         max_per_tool: int | None,
-        find_retries: Callable[
-            [Any, tuple[str, ...], str | None], tuple[tuple[Step, Step, str], ...]
-        ],
     ) -> CheckPlan[_Finding]: ...
+    def find_retries(
+        self, evidence: Any, tools: tuple[str, ...], error_pattern: str | None
+    ) -> tuple[tuple[Step, Step, str], ...]:
+        """``(retry, failed call it repeats, why)`` of ``tools``' calls failed under
+        ``error_pattern`` on ``evidence`` (an ``Evidence``), memoized in it
+        (``trace_tools.find_retries``)."""
     def loop_detected(self, tools: tuple[str, ...], threshold: int) -> CheckPlan[_Finding]: ...
     def max_tool_calls(self, tools: tuple[str, ...], max: int) -> CheckPlan[_Finding]: ...
     def latency(self, max_ms: float, max: int) -> CheckPlan[_Finding]: ...

@@ -20,6 +20,8 @@ from otel_oracles.grade.evaluator import _context, run_compiled
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
+from otel_oracles.grade.oracles.trace_common import DEFAULT_ERROR_PATTERN
+from otel_oracles.grade.oracles.trace_tools import find_retries
 from otel_oracles.model.contract import OracleSpec
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 from otel_oracles.replay import replayed_workspace
@@ -27,6 +29,7 @@ from otel_oracles.sandbox import SANDBOXED
 from tests.oracles.trace_builders import MS, gen, tool, traj
 from tests.support.captured import captured_trajectories
 from tests.support.check_reference import REFERENCE
+from tests.support.check_reference import find_retries as reference_retries
 
 LONE = "\udcff"
 """A lone surrogate (``surrogateescape``'s decoding of a byte that is not UTF-8): a ``str``
@@ -1029,3 +1032,30 @@ def test_the_loop_builds_the_same_result_from_an_agentbench_plan(layer: str) -> 
                             got = run_compiled(compiled, ctx, clear, gapless)
                             results.append(got.model_dump(exclude={"duration_ns"}))
                     assert len(set(map(repr, results))) <= 1, (oracle_type, params, results)
+
+
+def test_the_cores_retries_are_those_the_python_found() -> None:
+    """``find_retries`` (the core's, ``retries.rs``) finds the retries the Python did, for
+    every tool selection and error pattern, on the captured traces and the edge cases, and
+    answers a second ask from the evidence's memo."""
+    trajectories = [*captured_trajectories(SCENARIOS), *_edge_cases()]
+    selections: list[tuple[str, ...]] = [
+        (),
+        ("search_docs",),
+        ("fetch_*", "search_docs"),
+        (f"se{LONE}",),
+        ("no_such_tool",),
+    ]
+    retried = 0
+    for where, trajectory in trajectories:
+        for tools in selections:
+            for pattern in (DEFAULT_ERROR_PATTERN, None, "(?i)timeout|503"):
+                ev = Evidence(trajectory)
+                got = find_retries(ev, tools, pattern)
+                assert find_retries(ev, tools, pattern) is got
+                want = reference_retries(Evidence(trajectory), tools, pattern)
+                assert [(id(s), id(f), why) for s, f, why in got] == [
+                    (id(s), id(f), why) for s, f, why in want
+                ], (where, tools, pattern)
+                retried += bool(got)
+    assert retried

@@ -785,7 +785,7 @@ def test_repeats_in_the_core_are_the_python_ones() -> None:
     """``tool_repeats`` finds the pairs the Python it replaced found, on random runs of
     calls with and without ids, agents, times, one-turn and merged model-call spans,
     ``requested_in`` links and messages read through their own ``get``."""
-    from otel_oracles.grade.oracles.trace_tools import _repeats
+    from tests.support.check_reference import _repeats
 
     rng = random.Random(1812)
     for _ in range(600):

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
-from otel_oracles._native import ground_ids, json_indented, tool_sequence_diff
+from otel_oracles._native import ground_ids, json_indented, tool_repeats, tool_sequence_diff
 from otel_oracles.errors import ContractError, WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
     EVIDENCE_DESCRIPTIONS,
@@ -71,7 +71,6 @@ from otel_oracles.grade.oracles.trace_tools import (
     SequenceMode,
     _assign,
     _failure_of_pair,
-    find_retries,
 )
 from otel_oracles.model.step import Step, StepKind, Trajectory
 from otel_oracles.model.tool_name import first_match
@@ -105,6 +104,43 @@ def tool_not_called(oracle: Any, ctx: GradeContext) -> Finding:
             **kw,
         )
     return Finding.ok(f"{len(bad)} call(s) of {', '.join(names)} within {p.max}", **kw)
+
+
+def find_retries(
+    ev: Evidence, tools: tuple[str, ...], error_pattern: str | None
+) -> tuple[tuple[Step, Step, str], ...]:
+    """``trace_tools.find_retries`` as it was in Python (memoized under its own keys, so the
+    core's answers in the same memo are not read here)."""
+    found: tuple[tuple[Step, Step, str], ...] = ev.memoized(
+        ("reference retries", tools, error_pattern), _retries, ev, tools, error_pattern
+    )
+    return found
+
+
+def _retries(
+    ev: Evidence, tools: tuple[str, ...], error_pattern: str | None
+) -> tuple[tuple[Step, Step, str], ...]:
+    failed = failed_calls(ev, error_pattern)
+    if not failed:
+        return ()
+    repeats: list[tuple[Step, Step]] = ev.memoized(
+        ("reference repeats", error_pattern), _repeats, ev, failed
+    )
+    chosen = {id(s) for s in ev.calls_of(tools, unknown_namespace_matches=True)} if tools else None
+    out: list[tuple[Step, Step, str]] = []
+    for s, prev in repeats:
+        why = failed.get(id(prev))
+        if why is None or is_denied(prev):
+            continue
+        if chosen is None or id(s) in chosen:
+            out.append((s, prev, why))
+    return tuple(out)
+
+
+def _repeats(ev: Evidence, after: Any = None) -> list[tuple[Step, Step]]:
+    return tool_repeats(
+        sorted(ev.calls_of(()), key=lambda s: s.index), ev.groups.generations, after
+    )
 
 
 def tool_retries(oracle: Any, ctx: GradeContext) -> Finding:

@@ -22,9 +22,9 @@
 //!
 //! The evidence is read through `Evidence`'s own memoized answers (`calls_of`,
 //! `answering`, `stopped_short`, `nameless_calls`, the view's leaf model calls, the
-//! `failed_calls` and `repeated_args_candidates` helpers of `trace_common` and
-//! `trace_tools.find_retries`), so a plan and a Python body that ask after it share every
-//! answer.
+//! `failed_calls` and `repeated_args_candidates` helpers of `trace_common`, the retries
+//! `retries.rs` finds in the same memo), so a plan and a Python body that ask after it
+//! share every answer.
 
 use std::fmt::{self, Write as _};
 
@@ -42,6 +42,7 @@ use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, Mo
 use crate::checks::FINDING_FIELDS;
 use crate::evidence::{StepFields, StepView};
 use crate::pydict;
+use crate::retries::find_retries;
 use crate::slots::{Fallback, SlotClass};
 
 /// What a plan decides and the params it reads (the check's, copied once).
@@ -61,14 +62,12 @@ enum Kind {
         max: Budget,
     },
     /// `tool_retries`: no call failed under `pattern`, so none was retried; else the retries
-    /// `find` finds (`trace_tools.find_retries`, memoized) within `max` and `per_tool` or
-    /// over one.
+    /// found (`retries::find_retries`, memoized) within `max` and `per_tool` or over one.
     Retries {
         pattern: Py<PyAny>,
         tools: Py<PyTuple>,
         max: Budget,
         per_tool: Option<Budget>,
-        find: Py<PyAny>,
     },
     /// `loop_detected`: fewer than `threshold` calls of `tools`, or none that may repeat
     /// another's arguments often enough (`repeated_args_candidates` empty).
@@ -212,10 +211,8 @@ impl CheckPlans {
         )
     }
 
-    /// `tool_retries`' plan for `error_pattern`, `tools`, `max` and `max_per_tool`, its
-    /// retries found by `find_retries` (`trace_tools`' own: that module makes its plans
-    /// with `trace_common.PLANS`, so the helper comes with each plan, not to `CheckPlans`).
-    #[pyo3(signature = (error_pattern, tools, max, max_per_tool, find_retries))]
+    /// `tool_retries`' plan for `error_pattern`, `tools`, `max` and `max_per_tool`.
+    #[pyo3(signature = (error_pattern, tools, max, max_per_tool))]
     fn tool_retries(
         &self,
         py: Python<'_>,
@@ -223,7 +220,6 @@ impl CheckPlans {
         tools: Bound<'_, PyTuple>,
         max: &Bound<'_, PyInt>,
         max_per_tool: Option<&Bound<'_, PyInt>>,
-        find_retries: Bound<'_, PyAny>,
     ) -> PyResult<CheckPlan> {
         self.plan(
             py,
@@ -232,9 +228,20 @@ impl CheckPlans {
                 tools: tools.unbind(),
                 max: Budget::of(max)?,
                 per_tool: max_per_tool.map(Budget::of).transpose()?,
-                find: find_retries.unbind(),
             },
         )
+    }
+
+    /// `(retry, failed call it repeats, why)` of `tools`' calls failed under
+    /// `error_pattern` on `evidence`, memoized (`retries::find_retries`; what
+    /// `trace_tools.find_retries` is).
+    fn find_retries<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        tools: &Bound<'py, PyAny>,
+        error_pattern: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        find_retries(evidence, tools, error_pattern, &self.failed_calls)
     }
 
     /// `loop_detected`'s plan for `tools` and `threshold`.
@@ -572,15 +579,13 @@ impl CheckPlan {
                 tools,
                 max,
                 per_tool,
-                find,
             } => {
                 if self.failed(&evidence, pattern)?.is_empty() {
                     true
                 } else {
-                    let retries = find
-                        .bind(py)
-                        .call1((&evidence, tools.bind(py), pattern.bind(py)))?
-                        .cast_into::<PyTuple>()?;
+                    let tools = tools.bind(py).as_any();
+                    let failed_calls = &self.failed_calls;
+                    let retries = find_retries(&evidence, tools, pattern.bind(py), failed_calls)?;
                     if retries.is_empty() {
                         true // calls failed, none was retried: within any budget
                     } else {

@@ -252,7 +252,7 @@ fn requesting_turns<'py>(generations: &Bound<'py, PyAny>) -> PyResult<Bound<'py,
 /// model calls are read (`Turns`) only when a pair first needs them.
 #[pyfunction]
 #[pyo3(signature = (calls, generations, after=None, /))]
-fn tool_repeats<'py>(
+pub(crate) fn tool_repeats<'py>(
     calls: &Bound<'py, PyAny>,
     generations: &Bound<'py, PyAny>,
     after: Option<&Bound<'py, PyAny>>,

@@ -34,6 +34,7 @@ mod pytree;
 mod report_json;
 mod report_markup;
 mod results;
+mod retries;
 mod rules;
 mod scan;
 mod scrub;

@@ -15,14 +15,13 @@ contract name, since nothing shows it came from another namespace.
 """
 
 from collections import defaultdict
-from collections.abc import Container, Sequence
-from operator import attrgetter
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from otel_oracles._native import CheckPlan, tool_repeats
-from otel_oracles.grade.evidence import Evidence, list_steps, where
+from otel_oracles._native import CheckPlan
+from otel_oracles.grade.evidence import list_steps, where
 from otel_oracles.grade.oracles.base import (
     CoverageParams,
     Finding,
@@ -40,7 +39,6 @@ from otel_oracles.grade.oracles.trace_common import (
     args_mismatch,
     args_mismatch_why,
     call_failures,
-    failed_calls,
     indexes,
     is_denied,
     nameless_twins,
@@ -279,62 +277,22 @@ class ToolRetriesParams(CoverageParams):
     status, where the error is only in the result handed back to the model)."""
 
 
-def find_retries(
-    ev: Evidence, tools: tuple[str, ...], error_pattern: str | None
-) -> tuple[tuple[Step, Step, str], ...]:
-    """(retry, failed call it repeats, why that call failed): a call of a tool within the
-    same agent whose previous call of that tool failed, unless the two were asked for
-    together: the model requested both in one turn (their call ids in one model call's
-    output), or the second started before the failed one ended (they ran side by side).
-    Either way nothing was known to have failed when the second was asked for. Where the
-    trace shows neither (no ids or messages, no times), the order of the steps decides: a
-    repeat is counted, never missed.
+find_retries = PLANS.find_retries
+"""``find_retries(ev, tools, error_pattern)``: (retry, failed call it repeats, why that call
+failed): a call of a tool within the same agent whose previous call of that tool failed,
+unless the two were asked for together: the model requested both in one turn (their call
+ids in one model call's output), or the second started before the failed one ended (they
+ran side by side). Either way nothing was known to have failed when the second was asked
+for. Where the trace shows neither (no ids or messages, no times), the order of the steps
+decides: a repeat is counted, never missed.
 
-    Only calls of ``tools`` count (every call when empty; ``model.tool_name``, failing
-    closed). Which call repeats which does not depend on them: a call's previous call of
-    its tool is a call of the same tool, kept or left out with it. So the repeats of the
-    failed calls are found once per trajectory and pattern (``_repeats``), and each
-    ``tools`` asks only which of them it counts."""
-    found: tuple[tuple[Step, Step, str], ...] = ev.memoized(
-        ("retries", tools, error_pattern), _retries, ev, tools, error_pattern
-    )
-    return found
-
-
-def _retries(
-    ev: Evidence, tools: tuple[str, ...], error_pattern: str | None
-) -> tuple[tuple[Step, Step, str], ...]:
-    failed = failed_calls(ev, error_pattern)
-    if not failed:  # no call failed (most trajectories): nothing to retry, no pairs needed
-        return ()
-    # Only the repeats of failed calls can be retries: the other pairs are not judged.
-    repeats: list[tuple[Step, Step]] = ev.memoized(("repeats", error_pattern), _repeats, ev, failed)
-    chosen = {id(s) for s in ev.calls_of(tools, unknown_namespace_matches=True)} if tools else None
-    out: list[tuple[Step, Step, str]] = []
-    for s, prev in repeats:
-        why = failed.get(id(prev))
-        if why is None or is_denied(prev):  # a refusal is no failure to retry
-            continue
-        if chosen is None or id(s) in chosen:
-            out.append((s, prev, why))
-    return tuple(out)
-
-
-def _repeats(ev: Evidence, after: Container[int] | None = None) -> list[tuple[Step, Step]]:
-    """(call, the previous call of its tool in its agent) for every tool call, in step
-    order, leaving out a pair asked for together: the later call started before the
-    earlier one ended; or both were requested in one model turn, as the trace shows it
-    (their different call ids in one model call's output; calls without ids read from one
-    model call's output, ``synthesized``, or linked by the mapper to its requests by name
-    and order, ``requested_in``, when that call's span records one turn, not every call of
-    a run, ``merged_model_calls``: Gemini's calls carry no ids). The core's
-    (``tool_repeats``, ``native/python/src/evidence.rs``). With ``after`` (``id()`` of
-    calls), only the pairs whose earlier call is one of them; the model calls are read only
-    when a pair needs them."""
-    return tool_repeats(sorted(ev.calls_of(()), key=_INDEX), ev.groups.generations, after)
-
-
-_INDEX = attrgetter("index")
+Only calls of ``tools`` count (every call when empty; ``model.tool_name``, failing closed).
+Which call repeats which does not depend on them: a call's previous call of its tool is a
+call of the same tool, kept or left out with it. So the repeats of the failed calls are
+found once per trajectory and pattern (``tool_repeats`` of the calls in step order, the
+pairs whose earlier call failed), and each ``tools`` asks only which of them it counts,
+once per trajectory (``Evidence.memoized``'s table). The core's
+(``native/python/src/retries.rs``; ``tool_retries``' plan calls it without a Python frame)."""
 
 
 @register_oracle
@@ -363,7 +321,7 @@ class ToolRetries(OracleCheck):
         super().__init__(params)
         p = self.given
         self.native_plan = PLANS.tool_retries(
-            p.error_pattern, tuple(p.tools), p.max, p.max_per_tool, find_retries
+            p.error_pattern, tuple(p.tools), p.max, p.max_per_tool
         )
 
     def check(self, ctx: GradeContext) -> Finding:
