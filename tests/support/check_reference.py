@@ -5,7 +5,9 @@ as their specification: each finding, usual or not, byte for byte.
 
 ``REFERENCE[oracle_type](oracle, ctx)`` answers as that check's ``check`` did (``tool_sequence``,
 ``citations_grounded`` and others: their whole bodies, every answer of which their plans
-make).
+make). The AgentBench checks whose plans make only their usual answers (``no_network``,
+``file_not_modified``, ``assertion_exists``) keep their whole body in the oracle
+(``python_body``), which is then the reference: no copy here to drift from it.
 """
 
 from __future__ import annotations
@@ -13,13 +15,12 @@ from __future__ import annotations
 import fnmatch
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 from typing import Any, Literal
 
 from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import ground_ids, json_indented, tool_repeats, tool_sequence_diff
-from otel_oracles.errors import ContractError, WorkBudgetExceeded
+from otel_oracles.errors import WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
     EVIDENCE_DESCRIPTIONS,
     WORK_INVISIBLE,
@@ -30,18 +31,7 @@ from otel_oracles.grade.evidence import (
     where,
     work_invisible,
 )
-from otel_oracles.grade.network import outbound_requests
 from otel_oracles.grade.oracles import trace_answers
-from otel_oracles.grade.oracles.agentbench._workspace import (
-    MESSAGE_LINE_LIMIT,
-    file_edits,
-    hidden_write,
-    no_workspace,
-    normalized,
-    steps_naming,
-    steps_writing,
-)
-from otel_oracles.grade.oracles.agentbench.no_network import _requests_finding
 from otel_oracles.grade.oracles.base import Finding, GradeContext
 from otel_oracles.grade.oracles.trace_answers import (
     Transfer,
@@ -74,7 +64,6 @@ from otel_oracles.grade.oracles.trace_tools import (
 )
 from otel_oracles.model.step import Step, StepKind, Trajectory
 from otel_oracles.model.tool_name import first_match
-from otel_oracles.replay import safe_target
 
 
 def tool_not_called(oracle: Any, ctx: GradeContext) -> Finding:
@@ -1026,103 +1015,11 @@ def evidence(oracle: Any, ctx: GradeContext) -> Finding:
     return Finding.ok(f"captured: {what}" + (f" (tool {p.tool})" if p.tool else ""))
 
 
-def no_network(oracle: Any, ctx: GradeContext) -> Finding:
-    params = oracle.given
-    found = ctx.evidence.network_violations(params.patterns, ctx.trajectory.steps)
-    requests = outbound_requests(ctx.evidence)
-    if not found and requests:
-        return _requests_finding(requests)
-    if not found:
-        return Finding.ok(f"no network access in {len(ctx.trajectory.steps)} steps")
-    first = found[0]
-    tool = f" ({first.tool})" if first.tool else ""
-    steps = sorted({v.step_index for v in found})
-    more = f" ({len(found) - 1} more match(es))" if len(found) > 1 else ""
-    by_index = {s.index: s for s in ctx.trajectory.steps}
-    spans = tuple(
-        s.source.span_id for i in steps if (s := by_index.get(i)) and s.source is not None
-    )
-    return Finding.fail(
-        f"step {first.step_index}{tool} matches network pattern {first.pattern!r}{more}",
-        step_indexes=tuple(steps),
-        span_ids=spans,
-        details={
-            "violations": [
-                {"step": v.step_index, "tool": v.tool, "pattern": v.pattern} for v in found[:100]
-            ]
-        },
-    )
-
-
-def file_not_modified(oracle: Any, ctx: GradeContext) -> Finding:
-    params = oracle.given
-    if not ctx.has_workspace:
-        return no_workspace(oracle.oracle_type, ctx)
-    target = normalized(params.path)
-    initial = {normalized(k): v for k, v in ctx.initial_workspace.items()}
-    if target not in initial:
-        raise ContractError(
-            f"task authoring error: file_not_modified path {params.path!r} is not in the "
-            f"task's workspace (files: {', '.join(sorted(initial))})",
-            ctx.contract.source or ctx.contract.id,
-        )
-    edits = [i for i, p, _ in file_edits(ctx) if p == target]
-    unchanged = True
-    if edits:
-        assert ctx.workspace is not None
-        current = safe_target(ctx.workspace, target, params.path).read_bytes()
-        unchanged = current == initial[target].encode("utf-8")
-    if unchanged:
-        hidden = steps_naming(ctx, target)
-        if hidden:
-            return hidden_write(oracle.oracle_type, params.path, hidden, "names")
-        if not edits:
-            return Finding.ok(f"{params.path} was never touched")
-        return Finding.ok(
-            f"{params.path} was written but its bytes are unchanged", step_indexes=tuple(edits)
-        )
-    steps = ", ".join(str(i) for i in edits)
-    return Finding.fail(
-        f"{params.path} was modified (step {steps})",
-        step_indexes=tuple(edits),
-        details={"path": params.path, "edit_steps": edits},
-    )
-
-
-def assertion_exists(oracle: Any, ctx: GradeContext) -> Finding:
-    params = oracle.given
-    if not ctx.has_workspace:
-        return no_workspace(oracle.oracle_type, ctx)
-    hidden = steps_writing(ctx, normalized(params.path))
-    if hidden:
-        return hidden_write(oracle.oracle_type, params.path, hidden, "may have written")
-    known, data = ctx.replayed_file(params.path, params.path)
-    if known:
-        if data is None:
-            return Finding.fail(
-                f"{params.path} does not exist in the replayed workspace", unseen=True
-            )
-        text = data.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    else:
-        assert ctx.workspace is not None
-        target = safe_target(ctx.workspace, params.path, params.path)
-        if not target.is_file():
-            return Finding.fail(
-                f"{params.path} does not exist in the replayed workspace", unseen=True
-            )
-        text = Path(target).read_text(encoding="utf-8", errors="replace")
-    match = safe_regex.search(params.pattern, text, safe_regex.MULTILINE)
-    if match is None:
-        return Finding.fail(
-            f"no match for /{params.pattern}/ in {params.path}",
-            details={"path": params.path, "pattern": params.pattern},
-            unseen=True,
-        )
-    line = text.count("\n", 0, match.start()) + 1
-    return Finding.ok(
-        f"{params.path}:{line} matches /{params.pattern}/",
-        details={"line": line, "match": match.group(0)[:MESSAGE_LINE_LIMIT]},
-    )
+def python_body(oracle: Any, ctx: GradeContext) -> Finding:
+    """The oracle's own Python body: the oracles whose plans answer only their usual
+    outcomes keep it whole (every answer, the plan's included), so it is the reference."""
+    body: Finding = oracle.python_body(ctx)
+    return body
 
 
 REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
@@ -1141,7 +1038,7 @@ REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "citation_required": citation_required,
     "degraded_answer": degraded_answer,
     "evidence": evidence,
-    "no_network": no_network,
-    "file_not_modified": file_not_modified,
-    "assertion_exists": assertion_exists,
+    "no_network": python_body,
+    "file_not_modified": python_body,
+    "assertion_exists": python_body,
 }

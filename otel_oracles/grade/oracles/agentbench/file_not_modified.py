@@ -73,8 +73,11 @@ class FileNotModified(OracleCheck):
         # The usual answer, the task's file never touched (no recorded edit wrote it, no
         # other call names it): the core's (``native_plan``).
         planned = self.native_plan.finding(ctx)
-        if planned is not None:
-            return planned
+        return planned if planned is not None else self.python_body(ctx)
+
+    def python_body(self, ctx: GradeContext) -> Finding:
+        """Every answer of the check, the plan's included: ``check`` asks it where the plan
+        leaves the answer to Python, and the plan's tests hold the plan to it."""
         params = self.given
         if not ctx.has_workspace:
             return no_workspace(self.oracle_type, ctx)

@@ -60,8 +60,11 @@ class NoNetwork(OracleCheck):
         # The usual answer, no pattern in any step and no request: the core's
         # (``native_plan``, which searches as ``network_violations`` does).
         planned = self.native_plan.finding(ctx)
-        if planned is not None:
-            return planned
+        return planned if planned is not None else self.python_body(ctx)
+
+    def python_body(self, ctx: GradeContext) -> Finding:
+        """Every answer of the check, the plan's included: ``check`` asks it where the plan
+        leaves the answer to Python, and the plan's tests hold the plan to it."""
         params = self.given
         found = ctx.evidence.network_violations(params.patterns, ctx.trajectory.steps)
         requests = outbound_requests(ctx.evidence)
