@@ -16,7 +16,8 @@ import pytest
 from pydantic import ValidationError
 
 from otel_oracles.grade import Finding, GradeContext, OracleCheck, grade, register_oracle
-from otel_oracles.grade.loader import load_contract
+from otel_oracles.grade.compiled import CompiledContract
+from otel_oracles.grade.loader import compile_contract, load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model import result as result_module
 from otel_oracles.model.result import OracleResult, Outcome
@@ -216,6 +217,37 @@ def test_each_result_has_a_fields_set_of_its_own() -> None:
     assert first.model_fields_set is not second.model_fields_set
     first.model_fields_set.discard("why")
     assert second.model_fields_set == _graded(Finding.ok("z")).model_fields_set == set(FIELDS)
+
+
+def test_each_result_has_a_dict_of_its_own() -> None:
+    # The core starts every result's ``__dict__`` as a copy of one its check keeps (the
+    # check's own fields and its contract's already in): a change to one result's reaches
+    # neither the results graded after it nor that kept dict.
+    compiled = compile_contract(contract(invariants=[{"type": "max_steps", "max": 5, "why": "w"}]))
+    first = grade(compiled, traj(gen("hi"))).results[0]
+    first.__dict__["why"] = "changed"
+    first.__dict__["outcome"] = Outcome.ERROR
+    second = grade(compiled, traj(gen("hi"))).results[0]
+    assert first.__dict__ is not second.__dict__
+    assert (second.why, second.budget, second.outcome) == ("w", 5, Outcome.PASS)
+    assert_same_object(second, validated(second.model_dump()))
+
+
+def test_a_check_graded_for_another_contract_carries_that_contracts_id_and_version() -> None:
+    # The dict a check keeps holds the id and version of the contract it was first graded
+    # for; a compiled check given to another contract's loop (the same checks under a copy of
+    # the contract, as code may build one) must carry that contract's, and the first
+    # contract's results theirs again after it.
+    first = compile_contract(contract(invariants=[{"type": "max_steps", "max": 5}]))
+    other = CompiledContract(
+        first.contract.model_copy(update={"id": "other", "version": 7}),
+        first.checks,
+        first.selector,
+    )
+    for compiled, want in [(first, ("c", 1)), (other, ("other", 7)), (first, ("c", 1))]:
+        (got,) = grade(compiled, traj(gen("hi"))).results
+        assert (got.contract_id, got.contract_version) == want
+        assert_same_object(got, validated(got.model_dump()))
 
 
 def test_graded_traces_hold_exactly_what_validation_would() -> None:

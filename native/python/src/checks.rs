@@ -30,6 +30,7 @@
 //! (`plain_finding`; the model's instance state filled as pydantic's `__setstate__` fills
 //! it, which `otel_oracles.model.result` verifies at import), else validated.
 
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
@@ -167,6 +168,22 @@ const RESULT_FIELDS: [&str; 16] = [
     "contract_version",
     "duration_ns",
 ];
+const ORACLE_TYPE: usize = 0;
+const NAME: usize = 1;
+const LAYER: usize = 2;
+const OUTCOME: usize = 3;
+const PASSED: usize = 4;
+const RESULT_MESSAGE: usize = 5;
+const RESULT_DETAILS: usize = 6;
+const PARAMS: usize = 7;
+const RESULT_SPAN_IDS: usize = 8;
+const RESULT_STEP_INDEXES: usize = 9;
+const RESULT_USED: usize = 10;
+const BUDGET: usize = 11;
+const WHY: usize = 12;
+const CONTRACT_ID: usize = 13;
+const CONTRACT_VERSION: usize = 14;
+const DURATION_NS: usize = 15;
 
 /// What a contract gives each of its results, read once per `run` (the contract is a
 /// frozen pydantic model: each attribute read goes through its `__getattr__` hook).
@@ -449,26 +466,24 @@ impl CheckRunner {
             )
         };
         let elapsed = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        // In `RESULT_FIELDS`' order.
-        let values = [
-            head.oracle_type.bind(py).clone(),
-            head.name.bind(py).clone(),
-            head.layer.bind(py).clone(),
-            outcome,
-            PyBool::new(py, passed).to_owned().into_any(),
-            message,
-            details,
-            params,
-            span_ids,
-            step_indexes,
-            used,
-            head.budget.bind(py).clone(),
-            head.why.bind(py).clone(),
-            contract.id.clone(),
-            contract.version.clone(),
-            elapsed.into_pyobject(py)?.into_any(),
-        ];
-        self.results.get().build(py, values, trusted, None)
+        // The per-check and per-contract fields are in the head's dict already: what the
+        // finding decides is set in a copy of it.
+        let results = self.results.get();
+        let dict = head.result_fields(results, contract)?;
+        for (field, value) in [
+            (OUTCOME, outcome),
+            (PASSED, PyBool::new(py, passed).to_owned().into_any()),
+            (RESULT_MESSAGE, message),
+            (RESULT_DETAILS, details),
+            (PARAMS, params),
+            (RESULT_SPAN_IDS, span_ids),
+            (RESULT_STEP_INDEXES, step_indexes),
+            (RESULT_USED, used),
+            (DURATION_NS, elapsed.into_pyobject(py)?.into_any()),
+        ] {
+            set_item(&dict, results.names[field].bind(py), &value)?;
+        }
+        results.finish(py, dict, trusted, None)
     }
 
     /// `_fails_with(exc)`: the error finding, its outcome and details.
@@ -668,6 +683,65 @@ pub struct CheckHead {
     /// The oracle's `native_plan` (`check_plans`), a built-in's only: a plug-in's class
     /// (`foreign`), even one subclassing a built-in, is always asked through its `check`.
     plan: Option<Py<CheckPlan>>,
+    /// Its results' `__dict__` as far as neither the finding nor the clock decides it
+    /// (`RESULT_FIELDS`' order, the others `None`), for the contract first graded with:
+    /// each result's is one copy of it and nine values set, not sixteen. Made by the
+    /// first result (the runner holds the result model's template), never replaced.
+    fields: OnceLock<HeadFields>,
+}
+
+/// A check's results' fixed fields (`CheckHead::fields`) and the contract values they hold.
+struct HeadFields {
+    /// The contract's `id` and `version` put in `dict`: another contract's (by identity)
+    /// are not in it.
+    id: Py<PyAny>,
+    version: Py<PyAny>,
+    dict: Py<PyDict>,
+}
+
+impl CheckHead {
+    /// A new `__dict__` for a result of this check under `contract`: the template of
+    /// `results` with the check's own fields and the contract's set, as a copy of the dict
+    /// kept for the contract first seen (any other contract's made afresh: a compiled check
+    /// belongs to one contract). Nothing but this dict's construction runs while the cell
+    /// is set, so no lock is held around Python code.
+    fn result_fields<'py>(
+        &self,
+        results: &ModelFill,
+        contract: &ContractFields<'py>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let py = contract.id.py();
+        if let Some(kept) = self.fields.get() {
+            if kept.id.bind(py).is(&contract.id) && kept.version.bind(py).is(&contract.version) {
+                return kept.dict.bind(py).copy();
+            }
+        }
+        let dict = results.template.bind(py).copy()?;
+        for (field, value) in [
+            (ORACLE_TYPE, &self.oracle_type),
+            (NAME, &self.name),
+            (LAYER, &self.layer),
+            (BUDGET, &self.budget),
+            (WHY, &self.why),
+        ] {
+            set_item(&dict, results.names[field].bind(py), value.bind(py))?;
+        }
+        set_item(&dict, results.names[CONTRACT_ID].bind(py), &contract.id)?;
+        set_item(
+            &dict,
+            results.names[CONTRACT_VERSION].bind(py),
+            &contract.version,
+        )?;
+        if self.fields.get().is_none() {
+            // Lost to another thread's set: that one is kept, this dict only used here.
+            let _ = self.fields.set(HeadFields {
+                id: contract.id.clone().unbind(),
+                version: contract.version.clone().unbind(),
+                dict: dict.clone().unbind(),
+            });
+        }
+        dict.copy()
+    }
 }
 
 #[pymethods]
@@ -718,6 +792,7 @@ impl CheckHead {
             oracle: oracle.unbind(),
             setup_error: setup_error.map(Bound::unbind),
             foreign,
+            fields: OnceLock::new(),
         })
     }
 }
@@ -832,6 +907,18 @@ impl ModelFill {
         for (name, value) in self.names.iter().zip(values) {
             set_item(&dict, name.bind(py), &value)?;
         }
+        self.finish(py, dict, plain, set_fields)
+    }
+
+    /// An instance of `dict` (every field's value, in declaration order: a copy of the
+    /// template with each set), filled or validated as `build` says.
+    fn finish<'py>(
+        &self,
+        py: Python<'py>,
+        dict: Bound<'py, PyDict>,
+        plain: bool,
+        set_fields: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         if plain && self.trusted {
             let fields = set_fields.unwrap_or(self.fields.bind(py).as_any());
             return fill_with(
