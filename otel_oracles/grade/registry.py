@@ -59,12 +59,11 @@ BUILTIN_TYPES: dict[str, str] = {
             "citation_required",
             "citations_grounded",
             "degraded_answer",
-            "final_output",
             "handoff",
-            "schema_valid",
         ),
         _ORACLES + "trace_answers",
     ),
+    **dict.fromkeys(("final_output", "schema_valid"), _ORACLES + "trace_output"),
     **{
         name: _ORACLES + name
         for name in (

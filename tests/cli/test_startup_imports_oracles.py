@@ -62,3 +62,23 @@ def test_a_budget_imports_the_module_of_the_checks_it_stands_for(
     found = oracle_modules(f"{ONE_CHECK}budget: {budget}\n", tmp_path)
     assert f"{ORACLES}.{module}" in found
     assert f"{ORACLES}.{not_imported}" not in found
+
+
+@pytest.mark.parametrize(
+    ("check", "module"),
+    [
+        ("{type: citations_grounded}", "trace_answers"),
+        ("{type: degraded_answer}", "trace_answers"),
+        ("{type: final_output, must_match: '.'}", "trace_output"),
+        ("{type: schema_valid, schema: {type: object}}", "trace_output"),
+    ],
+)
+def test_the_answer_checks_and_the_answer_shape_checks_import_apart(
+    check: str, module: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``final_output`` and ``schema_valid`` are ``trace_output``'s: a contract naming the
+    citation or degradation checks does not build their params, nor the reverse
+    (docs/performance-history.md, "Start-up: the answer's shape a module of its own")."""
+    monkeypatch.setenv("OTEL_ORACLES_CONVENTIONS_CACHE", str(tmp_path / "cache"))
+    found = oracle_modules(f"id: one\nversion: 1\ninvariants:\n  - {check}\n", tmp_path)
+    assert found == {f"{ORACLES}.{module}", f"{ORACLES}.trace_common"}

@@ -63,6 +63,10 @@ def test_a_contract_imports_the_oracle_modules_it_names(tmp_path: Path) -> None:
     assert _builtin_modules_after_loading(budget, tmp_path) == ["trace_budget"]
     budget["budget"] = {"require_citation": True}
     assert _builtin_modules_after_loading(budget, tmp_path) == ["trace_answers", "trace_budget"]
+    # The answer's shape apart from the answer checks (docs/performance-history.md, "Start-up:
+    # the answer's shape a module of its own").
+    shape = {"id": "c", "invariants": [{"type": "final_output", "must_match": "x"}]}
+    assert _builtin_modules_after_loading(shape, tmp_path) == ["trace_output"]
 
 
 def test_a_contract_naming_one_agentbench_oracle_imports_that_one(tmp_path: Path) -> None:

@@ -78,6 +78,13 @@ def string_items(schema: dict[str, Any]) -> None:
     schema["items"] = {"anyOf": [{"type": "string"}, schema["items"]]}
 
 
+def as_list(value: Any) -> Any:
+    """A list param written as one string (``must_match: x``) as the one-item list it
+    stands for; any other value as it is, for pydantic to judge (``one_string_or_list``
+    says so in the schema)."""
+    return [value] if isinstance(value, str) else value
+
+
 DEFAULT_ERROR_PATTERN = r'^\s*\{\s*"error"\s*:'
 """A result that is a JSON object whose first key is ``error``: how raw-client tool loops
 (no tool spans) hand a tool failure back to the model."""
@@ -133,6 +140,18 @@ def result_text(result: Any) -> str:
     if isinstance(result, str):
         return result
     return _RESULT_ENCODER.encode(result)
+
+
+def parsed_result(value: Any) -> Any:
+    """A tool result that is JSON text, parsed; anything else (text that is not JSON
+    included) as it is. What ``degraded_answer`` judges empty and ``schema_valid``
+    validates of a call's result."""
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 def step_result_text(ev: Evidence, step: Step) -> str:
