@@ -205,16 +205,28 @@ def grade_command(
         as_json=as_json, junit=junit, html=html, verbose=verbose, explain=resolve_explain(explain)
     )
 
+    add = stream.add
+
     def on_verdict(verdict: Verdict) -> None:
-        stream.add(verdict)
+        add(verdict)
         if regression is not None:
             regression.add(verdict)
 
-    def on_graded(graded: list[tuple[Verdict, Trajectory]]) -> None:
-        for verdict, _ in graded:
-            on_verdict(verdict)
-        if export_graded is not None:
-            export_graded(graded)
+    if regression is None and export_graded is None:
+        # The usual run (no baseline, no export): each verdict straight to the report, not
+        # through ``on_verdict`` (a Python call a verdict; thousands a grade).
+
+        def on_graded(graded: list[tuple[Verdict, Trajectory]]) -> None:
+            for verdict, _ in graded:
+                add(verdict)
+
+    else:
+
+        def on_graded(graded: list[tuple[Verdict, Trajectory]]) -> None:
+            for verdict, _ in graded:
+                on_verdict(verdict)
+            if export_graded is not None:
+                export_graded(graded)
 
     with gathering as sdk_logs:
         try:
