@@ -5,7 +5,7 @@ as their specification: each finding, usual or not, byte for byte.
 
 ``REFERENCE[oracle_type](oracle, ctx)`` answers as that check's ``check`` did (``tool_sequence``,
 ``citations_grounded`` and others: their whole bodies, every answer of which their plans
-make). The AgentBench checks whose plans make only their usual answers (``no_network``,
+make). The checks whose plans make only their usual answers (``degraded_answer``, ``no_network``,
 ``file_not_modified``, ``assertion_exists``) keep their whole body in the oracle
 (``python_body``), which is then the reference: no copy here to drift from it.
 """
@@ -17,7 +17,6 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
-from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import ground_ids, json_indented, tool_repeats, tool_sequence_diff
 from otel_oracles.errors import WorkBudgetExceeded
@@ -948,64 +947,6 @@ def citation_required(oracle: Any, ctx: GradeContext) -> Finding:
     )
 
 
-def degraded_answer(oracle: Any, ctx: GradeContext) -> Finding:
-    p = oracle.given
-    out = ctx.evidence.final_output()
-    assert out.text is not None
-    text = out.text
-    deg = find_degradation(ctx.evidence, p)
-    answer_spans = span_ids([out.step]) if out.step else ()
-    disclosure = safe_regex.search(p.must_disclose, text) if p.must_disclose else None
-    uncertainty = safe_regex.search(p.uncertainty_pattern, text)
-    details: dict[str, Any] = {
-        "degraded": [why for _, why in deg.degraded],
-        "disclosed": disclosure.group(0) if disclosure else None,
-        "uncertainty": uncertainty.group(0) if uncertainty else None,
-    }
-    if deg.degraded:
-        steps = [s for s, _ in deg.degraded if s is not None]
-        kw: dict[str, Any] = {
-            "used": 1,
-            "details": details,
-            "span_ids": span_ids([*steps, *([out.step] if out.step else [])]),
-            "step_indexes": indexes(steps),
-        }
-        if not p.allowed:
-            return Finding.fail(
-                f"degraded answer not allowed: {deg.describe()}", breach="budget", **kw
-            )
-        if p.must_disclose and disclosure is None:
-            return Finding.fail(
-                f"degraded ({deg.describe()}) but the answer does not disclose it "
-                f"(must match /{p.must_disclose}/)",
-                breach="rule",
-                **kw,
-            )
-        said = f"; disclosed: {disclosure.group(0)!r}" if disclosure else ""
-        return Finding.ok(f"degraded answer: {deg.describe()}{said}", **kw)
-    if deg.unknown:
-        return Finding.missing(
-            "cannot tell whether a dependency was degraded: results not captured for "
-            + list_steps(deg.unknown),
-            details=details,
-            span_ids=answer_spans,
-        )
-    claim = uncertainty or disclosure
-    if claim is not None:
-        return Finding.fail(
-            f"the answer says {claim.group(0)!r} but no dependency was degraded "
-            "(uncertainty not tied to degraded evidence)",
-            breach="rule",
-            details=details,
-            span_ids=answer_spans,
-            step_indexes=indexes([out.step]) if out.step else (),
-            unseen=True,
-        )
-    return Finding.ok(
-        "no dependency degraded; the answer voices no uncertainty", details=details, unseen=True
-    )
-
-
 def evidence(oracle: Any, ctx: GradeContext) -> Finding:
     p = oracle.given
     if p.attribute is not None:
@@ -1036,7 +977,7 @@ REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "handoff": handoff,
     "citations_grounded": citations_grounded,
     "citation_required": citation_required,
-    "degraded_answer": degraded_answer,
+    "degraded_answer": python_body,
     "evidence": evidence,
     "no_network": python_body,
     "file_not_modified": python_body,

@@ -347,8 +347,11 @@ class DegradedAnswer(OracleCheck):
         # The usual answers, no dependency degraded (the answer voicing no uncertainty, or
         # voicing it untied): the core's (``native_plan``).
         found = self.native_plan.finding(ctx)
-        if found is not None:
-            return found
+        return found if found is not None else self.python_body(ctx)
+
+    def python_body(self, ctx: GradeContext) -> Finding:
+        """Every answer of the check, the plan's included: ``check`` asks it where the plan
+        leaves the answer to Python, and the plan's tests hold the plan to it."""
         p = self.given
         out = ctx.evidence.final_output()
         assert out.text is not None
