@@ -1088,6 +1088,32 @@ pub(crate) fn found<'py>(
     used: usize,
     unseen: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
+    let budget = intern!(status.py(), "budget");
+    breached(
+        finding,
+        status,
+        message,
+        details,
+        [spans, steps],
+        used,
+        budget,
+        unseen,
+    )
+}
+
+/// `found`, with the breach named (`"budget"` or `"rule"`): a check whose failure breaks a
+/// rule rather than a budget (`degraded_answer`'s) words it the same way.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn breached<'py>(
+    finding: &Py<SlotClass>,
+    status: &Bound<'py, PyString>,
+    message: Bound<'py, PyString>,
+    details: Bound<'py, PyDict>,
+    [spans, steps]: [Bound<'py, PyAny>; 2],
+    used: usize,
+    breach: &Bound<'py, PyString>,
+    unseen: bool,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = status.py();
     finding.get().make(
         py,
@@ -1098,7 +1124,7 @@ pub(crate) fn found<'py>(
             spans,
             steps,
             used.into_pyobject(py)?.into_any(),
-            intern!(py, "budget").clone().into_any(),
+            breach.clone().into_any(),
             PyBool::new(py, unseen).to_owned().into_any(),
         ],
     )

@@ -24,9 +24,9 @@
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::check_plans::{joined, pointed};
+use crate::check_plans::{breached, joined, pointed};
 use crate::evidence::{placeholder, StepFields};
 use crate::pydict;
 use crate::slots::SlotClass;
@@ -414,17 +414,14 @@ fn make<'py>(
     } else {
         intern!(py, "budget")
     };
-    finding.get().make(
-        py,
-        [
-            status.clone().into_any(),
-            message.into_any(),
-            details.into_any(),
-            spans,
-            steps,
-            0usize.into_pyobject(py)?.into_any(),
-            breach.clone().into_any(),
-            PyBool::new(py, unseen).to_owned().into_any(),
-        ],
+    breached(
+        finding,
+        status,
+        message,
+        details,
+        [spans, steps],
+        0,
+        breach,
+        unseen,
     )
 }
