@@ -27,6 +27,7 @@ from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 __all__ = [
     "LATE_SAMPLE_SIZE",
     "MAX_ANY_VALUE_DEPTH",
+    "MAX_LISTED_STEPS",
     "REMEMBERED_TRACE_IDS",
     "RESULT_PATTERN_WINDOW",
     "RULE_MEMO_TEXTS",
@@ -68,10 +69,12 @@ __all__ = [
     "VerdictReports",
     "Verdicts",
     "WireSpan",
+    "absent",
     "absorb_layer",
     "assign_agents",
     "build_trajectory",
     "call_failures",
+    "cited_ids",
     "compatible_models",
     "core_version",
     "cut_length",
@@ -94,6 +97,7 @@ __all__ = [
     "join_facts",
     "join_keys",
     "json_indented",
+    "list_steps",
     "markup_text",
     "merge_stacked_generations",
     "merge_traces",
@@ -132,6 +136,7 @@ __all__ = [
     "tools_running_agents",
     "unnamed_request",
     "unwrap_block",
+    "where",
     "wire_references",
     "written_request_candidates",
 ]
@@ -1404,6 +1409,25 @@ def ground_ids(
     ``False`` past the last (``grade.oracles.trace_answers._ground``); ``continues_id``
     answers for characters beyond ASCII."""
 
+def cited_ids(pattern: str, text: str, /) -> list[str] | None:
+    """The ids ``text`` cites under ``pattern`` in first-seen order, each once, when the core
+    answers it: ``pattern`` a literal and a digit run (``doc-\\d+``, its whole or its run in a
+    group) and ``text`` within 100,000 characters, no lone surrogate, no character beyond
+    ASCII where a ``\\d`` run could take it; else ``None`` (the regex engine answers:
+    ``grade.oracles.trace_answers._cited_ids``)."""
+
+MAX_LISTED_STEPS: int
+
+def where(step: Step) -> str:
+    """``step 3 (search_docs, span ab12...)``: how messages point at a step
+    (``native/python/src/evidence/naming.rs``)."""
+
+def list_steps(steps: Sequence[Step]) -> str:
+    """The first ``MAX_LISTED_STEPS`` steps as ``where`` names them, then `` and N more``."""
+
+def absent(step: Step, field: str) -> bool:
+    """Whether ``field`` of ``step`` was not captured (redacted, ``None`` or a placeholder)."""
+
 def tool_sequence_diff(
     mode: str,
     items: tuple[tuple[Any, tuple[str, ...], bool], ...],
@@ -1557,12 +1581,9 @@ class CheckPlans(Generic[_Finding]):
         helpers: tuple[
             Callable[[str, str], list[str]],
             Callable[[Step, Sequence[str]], str | None],
-            Callable[[Step, str], bool],
             Callable[[Any], str],
             Callable[[Any, Step], str | None],
             Callable[[Step], list[Any]],
-            Callable[[Step], str],
-            Callable[[Sequence[Step]], str],
             Callable[[Any], bool],
             str,
             Callable[[str], bool],
@@ -1575,7 +1596,6 @@ class CheckPlans(Generic[_Finding]):
         helpers: tuple[
             Callable[[str, str], list[str]],
             Callable[[Any, Any], Any],
-            Callable[[Sequence[Step]], str],
         ],
     ) -> CheckPlan[_Finding]: ...
     def degraded_answer(

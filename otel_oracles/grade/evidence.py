@@ -31,6 +31,7 @@ from typing import Any
 
 from otel_oracles import safe_regex
 from otel_oracles._native import (
+    MAX_LISTED_STEPS,
     EvidencePlan,
     SlotClass,
     StepView,
@@ -38,8 +39,11 @@ from otel_oracles._native import (
     messages_empty,
     unnamed_request,
 )
+from otel_oracles._native import absent as native_absent
 from otel_oracles._native import is_placeholder as native_is_placeholder
+from otel_oracles._native import list_steps as native_list_steps
 from otel_oracles._native import message_text as native_message_text
+from otel_oracles._native import where as native_where
 from otel_oracles.model.step import (
     AGENT,
     FILE_EDIT,
@@ -105,8 +109,9 @@ LIMITED_SPAN_MARKS = ("attributes_dropped", "events_dropped")
 SDK's count limits (``mapping/_limits.py``): its message lists may be missing items, so the
 tool calls a model call's output shows are not all it asked for."""
 
-MAX_LISTED = 5
-"""How many offending steps a message names before it stops listing."""
+MAX_LISTED = MAX_LISTED_STEPS
+"""How many offending steps a message names before it stops listing (5: ``list_steps``,
+the core's, stops there)."""
 
 
 class Evidence:
@@ -444,24 +449,21 @@ arguments). The core's (``native/core/src/placeholder.rs``): linear in the text,
 is read only as far as its first character when that rules it out."""
 
 
-def absent(step: Step, field: str) -> bool:
-    """Whether ``field`` of ``step`` was not captured (None, redacted or a placeholder)."""
-    return field in step.redacted or is_placeholder(getattr(step, field))
+absent: Callable[[Step, str], bool] = native_absent
+"""Whether ``field`` of ``step`` was not captured (None, redacted or a placeholder:
+``field in step.redacted or is_placeholder(getattr(step, field))``). The core's
+(``native/python/src/evidence/naming.rs``), which the citation plans call without a Python
+call per source."""
 
+where: Callable[[Step], str] = native_where
+"""``step 3 (search_docs, span ab12...)``: how messages point at a step (its tool, else a
+model call's model, else its agent, else any model, else its kind; ``step 3
+(search_docs)`` without a span). The core's (``evidence/naming.rs``), which the plans call
+without a Python call per step they name."""
 
-def where(step: Step) -> str:
-    """``step 3 (search_docs, span ab12...)``: how messages point at a step."""
-    model = step.model if step.kind == GENERATION else None
-    name = step.tool or model or step.agent_name or step.model or step.kind.value
-    if step.source is not None:
-        return f"step {step.index} ({name}, span {step.source.span_id})"
-    return f"step {step.index} ({name})"
-
-
-def list_steps(steps: Sequence[Step]) -> str:
-    shown = ", ".join(where(s) for s in steps[:MAX_LISTED])
-    more = len(steps) - MAX_LISTED
-    return shown + (f" and {more} more" if more > 0 else "")
+list_steps: Callable[[Sequence[Step]], str] = native_list_steps
+"""The first ``MAX_LISTED`` steps as ``where`` names them, joined by ``", "``, then
+`` and N more`` for the rest. The core's (``evidence/naming.rs``)."""
 
 
 # ---- coverage -----------------------------------------------------------------------------------

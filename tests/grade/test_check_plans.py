@@ -9,16 +9,19 @@ limit ended); and a result the loop builds from a plan is the one it builds from
 from __future__ import annotations
 
 import contextlib
+import random
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
 
+from otel_oracles import _native
 from otel_oracles.errors import ContractError, ReplayError
 from otel_oracles.grade.compiled import CompiledCheck, compile_check
 from otel_oracles.grade.evaluator import _context, run_compiled
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.grade.loader import parse_contract
+from otel_oracles.grade.oracles import trace_answers
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.oracles.trace_common import DEFAULT_ERROR_PATTERN
 from otel_oracles.grade.oracles.trace_tools import find_retries
@@ -27,8 +30,10 @@ from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 from otel_oracles.replay import replayed_workspace
 from otel_oracles.sandbox import SANDBOXED
 from tests.oracles.trace_builders import MS, gen, tool, traj
+from tests.support import check_reference
 from tests.support.captured import captured_trajectories
 from tests.support.check_reference import REFERENCE
+from tests.support.check_reference import _cited_ids as engine_cited_ids
 from tests.support.check_reference import find_retries as reference_retries
 
 LONE = "\udcff"
@@ -487,6 +492,29 @@ def _citing() -> Iterator[tuple[str, Trajectory]]:
             {"kind": StepKind.AGENT, "agent_name": "a", "result": "See doc-1 and doc 2."},
         ),
     )
+    # Digits beyond ASCII: the engine's ``\d`` takes them (the core leaves such a text to
+    # it); other non-ASCII text beside ASCII ids (the core's).
+    yield (
+        "ids with digits beyond ASCII",
+        traj(
+            tool("search_docs", {"q": "a"}, "doc-\u0663 doc-1 doc-\uff12"),
+            gen("Voir doc-\u0663, doc-1 et doc-\uff12 (doc-\u0664)."),
+        ),
+    )
+    yield (
+        "ids beside text beyond ASCII",
+        traj(
+            tool("search_docs", {"q": "a"}, "r\u00e9sultat: doc-1, doc-22"),
+            gen("Voil\u00e0 \u2014 doc-1 et doc-22, pas doc-3 \u00e9t\u00e9."),
+        ),
+    )
+    # Answers on each side of the longest text the core reads (``MAX_ID_TEXT``).
+    for size in (99_990, 100_010):
+        answer = "doc-1 " + "x" * (size - 12) + " doc-2"
+        yield (
+            f"an answer of {len(answer):,} characters",
+            traj(tool("search_docs", {"q": "a"}, "doc-1"), gen(answer)),
+        )
 
 
 RESULTS: tuple[Any, ...] = (
@@ -1059,3 +1087,118 @@ def test_the_cores_retries_are_those_the_python_found() -> None:
                 ], (where, tools, pattern)
                 retried += bool(got)
     assert retried
+
+
+def _named_steps() -> Iterator[Step]:
+    """Steps of every kind and naming: tools, models, agents, kinds alone, with and without
+    a span, lone surrogates in names and span ids, placeholders and redactions."""
+    for _, trajectory in [*captured_trajectories(SCENARIOS), *_edge_cases(), *_citing()]:
+        yield from trajectory.steps
+    spans = (None, SpanRef(trace_id="t", span_id="ab12"), SpanRef(trace_id="t", span_id=LONE))
+    names: list[dict[str, Any]] = [
+        {"kind": StepKind.TOOL_CALL, "tool": "search_docs", "model": "m"},
+        {"kind": StepKind.TOOL_CALL, "tool": "", "agent_name": "a"},
+        {"kind": StepKind.GENERATION, "model": f"gpt{LONE}", "agent_name": "a"},
+        {"kind": StepKind.GENERATION, "agent_name": "a"},
+        {"kind": StepKind.AGENT, "model": "m", "agent_name": ""},
+        {"kind": StepKind.AGENT, "model": "m"},
+        {"kind": StepKind.HANDOFF},
+        {"kind": StepKind.RETRIEVAL, "tool": f"t{LONE}", "result": "[REDACTED]"},
+        {"kind": StepKind.TOOL_CALL, "tool": "t", "result": {"a": "***"}, "redacted": []},
+        {"kind": StepKind.TOOL_CALL, "tool": "t", "result": "x", "redacted": ["result"]},
+        {"kind": StepKind.TOOL_CALL, "tool": "t", "result": [], "arguments": {}},
+    ]
+    for index in (0, 7, BIG):
+        for source in spans:
+            for fields in names:
+                yield Step(index=index, source=source, **fields)
+
+
+def test_where_list_steps_and_absent_are_what_the_python_said() -> None:
+    """The core's ``where``, ``list_steps`` and ``absent`` (``evidence/naming.rs``, what
+    ``otel_oracles.grade.evidence`` exports) word and judge every step as the Python
+    functions did."""
+    steps = list(_named_steps())
+    assert len(steps) > 200
+    for step in steps:
+        assert _native.where(step) == check_reference.where(step), step
+        for field in ("result", "arguments", "documents", "input_messages"):
+            want = check_reference.absent(step, field)
+            assert _native.absent(step, field) is want, (step, field)
+    for count in (0, 1, 5, 6, 40):
+        for chosen in (steps[:count], tuple(steps[-count:]) if count else ()):
+            assert _native.list_steps(chosen) == check_reference.list_steps(chosen)
+    assert _native.MAX_LISTED_STEPS == 5
+
+
+ID_PATTERNS = (
+    r"doc-\d+",
+    r"(doc-\d+)",
+    r"doc-(\d+)",
+    "doc-[0-9]+",
+    r"doc \d+",
+    r"a\.b\-\(\d+",
+    r"aa\d+",
+    r"\#\d+",
+    "x_:/@=!,;'\"%&~<>`\\d+",
+    r"\\\d+",
+)
+"""Patterns the core answers (a literal and a digit run), its escapes and punctuation."""
+
+OTHER_PATTERNS = (
+    r"\d+",
+    r"doc-\d+?",
+    r"doc-\d*",
+    r"(?i)doc-\d+",
+    r"(doc-(\d+))",
+    r"\[(doc-\d+)\]",
+    r"doc-\w+",
+    r"doc-\d{2}",
+    f"{LONE}-\\d+",
+    r"doc-\d+\b",
+    r"#\d+",
+)
+"""Patterns it leaves to the engine."""
+
+
+def _id_texts() -> Iterator[str]:
+    """Texts holding ids and near misses, digits beyond ASCII, lone surrogates, overlapping
+    literals, every pattern's literal; and random texts over those characters."""
+    yield from ("", "doc-", "doc-1", "doc-12 doc-1 doc-12", "doc-doc-7", "aaa1", "doc-1x2")
+    yield from ("doc-\u0663", "doc-1\u0663", "doc-1 \u0663", "\u00e9doc-2\u00e9", f"doc-{LONE}")
+    yield from (f"{LONE} doc-3", "doc-\uff11", "a.b-(9 a.b-(x", "#1#2 ##3", "\\12")
+    yield "x_:/@=!,;'\"%&~<>`7 doc 4 doc  5"
+    yield "doc-1 " * 20_000
+    alphabet = ["doc-", "d", "o", "-", "1", "23", " ", "\u0663", "\u00e9", LONE, "aa", "#"]
+    rng = random.Random(36)
+    for _ in range(400):
+        yield "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+
+
+def test_the_cores_cited_ids_are_the_engines() -> None:
+    """``cited_ids`` (the core's ``IdPattern``) finds the ids the regex engine finds for every
+    pattern of its shape, answers every text within its reach that holds nothing beyond
+    ASCII, and leaves every other pattern, and a text past ``MAX_ID_TEXT``, to the engine."""
+    answered = 0
+    for text in _id_texts():
+        for pattern in ID_PATTERNS:
+            got = _native.cited_ids(pattern, text)
+            if got is None:
+                assert not text.isascii() or len(text) > 100_000, (pattern, text)
+                continue
+            answered += 1
+            assert got == engine_cited_ids(pattern, text), (pattern, text)
+        for pattern in OTHER_PATTERNS:
+            assert _native.cited_ids(pattern, text) is None, (pattern, text)
+    assert answered > 2_000
+    # Every character the core reads as itself in a literal, escaped and plain.
+    chars = [(f"\\{c}", c) for c in "-_:/@=!,;'\"%&~.^$*+?{}[]()|\\# "]
+    chars += [(c, c) for c in "-_:/@=!,;'\"%&~<>`"]
+    for literal, c in chars:
+        pattern, text = f"{literal}\\d+", f"a{c}12 {c}x{c}3{c}{c}4"
+        got = _native.cited_ids(pattern, text)
+        assert got is not None and got == engine_cited_ids(pattern, text), pattern
+    huge = "doc-1 " + "x" * 100_000
+    assert _native.cited_ids(r"doc-\d+", huge) is None
+    assert trace_answers._cited_ids(r"doc-\d+", huge) == ["doc-1"]
+    assert trace_answers._cited_ids(r"doc-\d+", "doc-\u0663 doc-2") == ["doc-\u0663", "doc-2"]

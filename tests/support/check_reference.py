@@ -17,24 +17,23 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
+from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import ground_ids, json_indented, tool_repeats, tool_sequence_diff
 from otel_oracles.errors import WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
     EVIDENCE_DESCRIPTIONS,
+    MAX_LISTED,
     WORK_INVISIBLE,
     Evidence,
-    absent,
-    list_steps,
+    is_placeholder,
     tool_responses,
-    where,
     work_invisible,
 )
 from otel_oracles.grade.oracles import trace_answers
 from otel_oracles.grade.oracles.base import Finding, GradeContext
 from otel_oracles.grade.oracles.trace_answers import (
     Transfer,
-    _cited_ids,
     _continues_id,
     _source_texts,
     find_degradation,
@@ -61,8 +60,41 @@ from otel_oracles.grade.oracles.trace_tools import (
     _assign,
     _failure_of_pair,
 )
-from otel_oracles.model.step import Step, StepKind, Trajectory
+from otel_oracles.model.step import GENERATION, Step, StepKind, Trajectory
 from otel_oracles.model.tool_name import first_match
+
+# ---- the Python the core's ``evidence/naming.rs`` and ``IdPattern`` replaced ----------------
+
+
+def absent(step: Step, field: str) -> bool:
+    """Whether ``field`` of ``step`` was not captured (None, redacted or a placeholder)."""
+    return field in step.redacted or is_placeholder(getattr(step, field))
+
+
+def where(step: Step) -> str:
+    """``step 3 (search_docs, span ab12...)``: how messages point at a step."""
+    model = step.model if step.kind == GENERATION else None
+    name = step.tool or model or step.agent_name or step.model or step.kind.value
+    if step.source is not None:
+        return f"step {step.index} ({name}, span {step.source.span_id})"
+    return f"step {step.index} ({name})"
+
+
+def list_steps(steps: Sequence[Step]) -> str:
+    shown = ", ".join(where(s) for s in steps[:MAX_LISTED])
+    more = len(steps) - MAX_LISTED
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _cited_ids(pattern: str, text: str) -> list[str]:
+    """Ids in first-seen order; the first group when the regex has one, else the match: the
+    regex engine's answer for every pattern and text."""
+    seen: dict[str, None] = {}
+    for m in safe_regex.finditer(pattern, text):
+        ident = m.group(1) if m.groups() else m.group(0)
+        if ident:  # an optional group that did not take part is no id
+            seen.setdefault(ident, None)
+    return list(seen)
 
 
 def tool_not_called(oracle: Any, ctx: GradeContext) -> Finding:

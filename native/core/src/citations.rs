@@ -12,6 +12,8 @@
 //! Which character continues an id is the regex engine's answer for `\w` beyond ASCII: the
 //! caller answers those (`continues`); ASCII is decided here (`[A-Za-z0-9_-]`).
 
+use crate::hashing::{FastSet, FastSetExt};
+
 /// What one occurrence whose neighbours are tested is charged, in scanned characters.
 pub const OCCURRENCE_COST: i64 = 1_000;
 
@@ -163,6 +165,141 @@ pub fn cites_whole_id<E>(
         from = start + 1;
     }
     Ok(false)
+}
+
+/// Characters of a text past which [`IdPattern::ids`] does not answer. The engine's
+/// search of such a pattern is linear (a few milliseconds for this many characters at
+/// the worst, a text of nothing but near misses), far within `safe_regex`'s budget of a
+/// second, which therefore cannot change its answer; a longer text goes to the engine
+/// under that budget, as before.
+pub const MAX_ID_TEXT: usize = 100_000;
+
+/// Which characters the run after an [`IdPattern`]'s literal takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Run {
+    /// `\d`: a decimal digit, any of Unicode's (the engine's `\d` on a `str`, no flags).
+    /// Only ASCII ones are read here: a non-ASCII character where the run could take it
+    /// leaves the text to the engine.
+    Digits,
+    /// `[0-9]`: an ASCII digit.
+    Ascii,
+}
+
+/// Which part of a match is the id (`_cited_ids`: the first group when the pattern has
+/// one, else the match).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Taken {
+    /// The match: `doc-\d+` or `(doc-\d+)`.
+    Match,
+    /// The run: `doc-(\d+)`.
+    Run,
+}
+
+/// A citation pattern of the one shape the core answers itself (`_cited_ids` in
+/// `otel_oracles.grade.oracles.trace_answers`): a non-empty literal followed by a greedy
+/// run of digits, `doc-\d+` (also `doc-[0-9]+`, the whole or the run in a group). Its
+/// matches are plain: the literal cannot be part of the run, so at each place the literal
+/// occurs the engine's leftmost, greedy match is the literal and every digit after it
+/// (none: no match there, the search moves on by one character), and the next match is
+/// looked for past it. Nothing backtracks.
+///
+/// The literal is characters that mean themselves in the engine's syntax with no flags:
+/// ASCII letters and digits, a space, and the ASCII punctuation that is no operator, or
+/// an operator escaped with `\`. Any other pattern gets no plan (`of` is `None`): the
+/// engine answers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdPattern {
+    literal: String,
+    run: Run,
+    taken: Taken,
+}
+
+/// ASCII punctuation that means itself unescaped (no operator, nor `#` which `VERBOSE`
+/// would read: the engine runs these patterns without flags, but kept out all the same).
+const PLAIN_PUNCTUATION: &[u8] = b"-_:/@=!,;'\"%&~<>`";
+
+/// ASCII punctuation that means itself escaped (an operator, or plain punctuation: `\<`,
+/// `\>` and letters are kept out, other engines read some of them as assertions).
+const ESCAPED_PUNCTUATION: &[u8] = b"-_:/@=!,;'\"%&~.^$*+?{}[]()|\\# ";
+
+impl IdPattern {
+    /// The plan of `pattern`, when it has the shape.
+    pub fn of(pattern: &str) -> Option<Self> {
+        let (body, whole) = match pattern.strip_prefix('(').and_then(|p| p.strip_suffix(')')) {
+            Some(inner) if !inner.starts_with('?') => (inner, true),
+            _ => (pattern, false),
+        };
+        let runs = [
+            (r"(\d+)", Run::Digits, Taken::Run),
+            (r"\d+", Run::Digits, Taken::Match),
+            ("([0-9]+)", Run::Ascii, Taken::Run),
+            ("[0-9]+", Run::Ascii, Taken::Match),
+        ];
+        let (head, run, taken) = runs
+            .iter()
+            .find_map(|&(tail, run, taken)| body.strip_suffix(tail).map(|h| (h, run, taken)))?;
+        if whole && taken == Taken::Run {
+            return None; // a group inside a group: the first is the match
+        }
+        let mut literal = String::with_capacity(head.len());
+        let mut bytes = head.bytes();
+        while let Some(b) = bytes.next() {
+            let c = match b {
+                b'\\' => bytes.next().filter(|e| ESCAPED_PUNCTUATION.contains(e))?,
+                b if b.is_ascii_alphanumeric() || b == b' ' || PLAIN_PUNCTUATION.contains(&b) => b,
+                _ => return None,
+            };
+            literal.push(char::from(c));
+        }
+        if literal.is_empty() {
+            return None;
+        }
+        Some(IdPattern {
+            literal,
+            run,
+            taken,
+        })
+    }
+
+    /// The ids `text` cites, in first-seen order, each once; `None` when a non-ASCII
+    /// character stands where a `\d` run could take it (the engine decides which are
+    /// digits).
+    pub fn ids<'t>(&self, text: &'t str) -> Option<Vec<&'t str>> {
+        let bytes = text.as_bytes();
+        let mut ids: Vec<&'t str> = Vec::new();
+        let mut seen: FastSet<&'t str> = FastSet::new();
+        let mut from = 0;
+        while let Some(found) = text.get(from..).and_then(|rest| rest.find(&self.literal)) {
+            let start = from + found;
+            let after = start + self.literal.len();
+            let mut end = after;
+            while end < bytes.len() && bytes[end].is_ascii_digit() {
+                end += 1;
+            }
+            if self.run == Run::Digits && bytes.get(end).is_some_and(|b| !b.is_ascii()) {
+                return None;
+            }
+            if end == after {
+                // No digit: no match here. The next place the literal occurs may overlap
+                // this one (`aa` in `aaa1`); `start + 1` may fall inside a character, which
+                // `get` refuses, so the search moves on to the next character boundary.
+                from = start + 1;
+                while !text.is_char_boundary(from) {
+                    from += 1;
+                }
+                continue;
+            }
+            let id = match self.taken {
+                Taken::Match => &text[start..end],
+                Taken::Run => &text[after..end],
+            };
+            if seen.insert(id) {
+                ids.push(id);
+            }
+            from = end;
+        }
+        Some(ids)
+    }
 }
 
 #[cfg(test)]
@@ -322,5 +459,63 @@ mod tests {
         let text = "doc-".repeat(2_500_000);
         assert!(!cites("doc-4", &text));
         assert!(cites("doc-4", &(text + " doc-4")));
+    }
+
+    fn ids<'t>(pattern: &str, text: &'t str) -> Option<Vec<&'t str>> {
+        IdPattern::of(pattern).expect("a plan").ids(text)
+    }
+
+    #[test]
+    fn id_patterns_of_the_shape_only() {
+        for pattern in [
+            r"doc-\d+",
+            r"(doc-\d+)",
+            r"doc-(\d+)",
+            "doc-[0-9]+",
+            r"\[\d+",
+            r"a\.b\d+",
+        ] {
+            assert!(IdPattern::of(pattern).is_some(), "{pattern}");
+        }
+        for pattern in [
+            r"\d+",
+            r"doc-\d+?",
+            r"doc-\d++",
+            r"doc-\d*",
+            r"(?i)doc-\d+",
+            r"((doc-(\d+)))",
+            r"(doc-(\d+))",
+            r"doc.\d+",
+            r"doc-\w+",
+            r"doc-\\d+",
+            r"doc#\d+",
+            r"doc-\d+\d+",
+            r"do(c)-\d+",
+            r"doc-\d{2}",
+            "dóc-\\d+",
+            r"(doc|ref)-\d+",
+            r"doc-\d+)",
+            r"\<\d+",
+        ] {
+            assert!(IdPattern::of(pattern).is_none(), "{pattern}");
+        }
+    }
+
+    #[test]
+    fn ids_as_the_engine_finds_them() {
+        assert_eq!(
+            ids(r"doc-\d+", "see doc-12, doc-3 and doc-12"),
+            Some(vec!["doc-12", "doc-3"])
+        );
+        assert_eq!(ids(r"doc-(\d+)", "doc-12 doc-3"), Some(vec!["12", "3"]));
+        assert_eq!(ids(r"(doc-\d+)", "doc-12"), Some(vec!["doc-12"]));
+        assert_eq!(ids(r"doc-\d+", "doc- doc-x doc-"), Some(vec![]));
+        assert_eq!(ids(r"doc-\d+", "doc-doc-7"), Some(vec!["doc-7"]));
+        assert_eq!(ids(r"aa\d+", "aaa1"), Some(vec!["aa1"]));
+        assert_eq!(ids(r"doc-\d+", "é doc-4é"), None); // é may be a digit: the engine's
+        assert_eq!(ids(r"doc-\d+", "doc-é"), None);
+        assert_eq!(ids("doc-[0-9]+", "doc-4é doc-é"), Some(vec!["doc-4"]));
+        assert_eq!(ids(r"doc-\d+", "é doc-4 é"), Some(vec!["doc-4"]));
+        assert_eq!(ids(r"doc-\d+", ""), Some(vec![]));
     }
 }

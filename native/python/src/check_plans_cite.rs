@@ -6,13 +6,12 @@
 //! the oracle's Python `check` is the plan's `finding` (a plug-in's subclass and the tests
 //! call it).
 //!
-//! The ids an answer cites are the evidence's memoized `("answer_cites", pattern)`, found
-//! by `trace_answers._cited_ids` (the `regex` engine under its budget: a contract's pattern
-//! of any syntax), so both checks of one answer share one search, as their Python bodies
-//! did. `citations_grounded` reads its sources as `_Sources` did: the earlier calls'
-//! results (and documents), then the tool results each earlier model call was handed,
-//! those read only when a search first gets past the calls; each source's text made when
-//! the search first reaches it. The search is `evidence::citations::ground` (the one
+//! The ids an answer cites are the evidence's memoized `("answer_cites", pattern)` (read
+//! from its memo as `Evidence.memoized` keeps it), so both checks of one answer share one
+//! search, as their Python bodies did. `citations_grounded` reads its sources as
+//! `_Sources` did: the earlier calls' results (and documents), then the tool results each
+//! earlier model call was handed, those read only when a search first gets past the
+//! calls; each source's text made when the search first reaches it. The search is `evidence::citations::ground` (the one
 //! `ground_ids` runs), the stand-in texts first and the made ones when those run past the
 //! budget. A stand-in text is the result itself when it is a `str`, else written by the
 //! core (`json_indented(value, 0)`, what `_search_text` asked of it) without a `str` made
@@ -20,20 +19,28 @@
 //! Python's, asked only for an id holding a break character, a second pass or a failure's
 //! list of what the sources returned.
 //!
-//! What only Python decides is handed in once, when the plan is made: the cited ids
-//! (`_cited_ids`), a source glob (`step_glob`), whether a result was captured (`absent`),
-//! the results' texts (`result_text`, `_source_texts`), the tool results a model call was
-//! handed (`tool_responses`), whether a character continues an id (`_continues_id`),
-//! whether a run's work is invisible (`work_invisible` and its words), the run's
-//! degradation (`find_degradation`), how messages name steps (`where`, `list_steps`) and
-//! the error past the budget (`WorkBudgetExceeded`).
+//! The cited ids of a pattern that is a literal and a digit run (`doc-\d+`,
+//! `otel_oracles_core::citations::IdPattern`) are found by the core; any other pattern,
+//! and a text the core does not read (`plan_ids`), by `_cited_ids`. Whether a result was
+//! captured (`absent`) and how messages name steps (`where`, `list_steps`) are the core's
+//! (`evidence::naming`, which Python's functions of those names are).
+//!
+//! What only Python decides is handed in once, when the plan is made: the engine's cited
+//! ids (`_cited_ids`), a source glob (`step_glob`), the results' texts (`result_text`,
+//! `_source_texts`), the tool results a model call was handed (`tool_responses`), whether
+//! a character continues an id (`_continues_id`), whether a run's work is invisible
+//! (`work_invisible` and its words), the run's degradation (`find_degradation`) and the
+//! error past the budget (`WorkBudgetExceeded`).
 
+use otel_oracles_core::citations::IdPattern;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PySet, PyString, PyTuple};
 
 use crate::check_plans::{found, pointed, Budget, Text};
-use crate::evidence::{ground, CiteSource, CiteText, StepFields};
+use crate::evidence::{
+    field_absent, ground, listed_steps, plan_ids, where_text, CiteSource, CiteText, StepFields,
+};
 use crate::report_json::json_indented;
 use crate::slots::SlotClass;
 
@@ -65,6 +72,9 @@ struct Cites {
     pattern: Py<PyString>,
     /// `("answer_cites", pattern)`, the memo's key.
     key: Py<PyTuple>,
+    /// The core's plan of the pattern, when it is a literal and a digit run.
+    plan: Option<IdPattern>,
+    /// `_cited_ids`: the regex engine's answer, for every other pattern or text.
     cited_ids: Py<PyAny>,
 }
 
@@ -79,31 +89,51 @@ impl Cites {
     fn new(pattern: Bound<'_, PyString>, cited_ids: Bound<'_, PyAny>) -> PyResult<Self> {
         let py = pattern.py();
         let key = PyTuple::new(py, [PyString::new(py, "answer_cites"), pattern.clone()])?;
+        let plan = pattern.to_str().ok().and_then(IdPattern::of);
         Ok(Self {
             pattern: pattern.unbind(),
             key: key.unbind(),
+            plan,
             cited_ids: cited_ids.unbind(),
         })
     }
 
+    /// `_cited_ids(pattern, text)`: the core's answer where its plan of the pattern gives
+    /// one, else the engine's.
+    fn ids<'py>(&self, text: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let py = text.py();
+        if let (Some(plan), Ok(text)) = (&self.plan, text.cast::<PyString>()) {
+            if let Some(ids) = plan_ids(plan, text)? {
+                return Ok(ids);
+            }
+        }
+        Ok(self
+            .cited_ids
+            .bind(py)
+            .call1((self.pattern.bind(py), text))?
+            .cast_into::<PyList>()?)
+    }
+
     /// `evidence.final_output()` (its text known: the check declares `final_output`) and
-    /// `_answer_cites` of it (a copy of the memoized list, as `list(ids)` made).
+    /// `_answer_cites` of it (a copy of the memoized list, as `list(ids)` made), the ids
+    /// kept in the evidence's memo as `evidence.memoized` keeps them.
     fn answer<'py>(&self, evidence: &Bound<'py, PyAny>) -> PyResult<Answer<'py>> {
         let py = evidence.py();
         let out = evidence.call_method0(intern!(py, "final_output"))?;
         let text = out.getattr(intern!(py, "text"))?;
         let step = out.getattr(intern!(py, "step"))?;
-        let ids = evidence
-            .call_method1(
-                intern!(py, "memoized"),
-                (
-                    self.key.bind(py),
-                    self.cited_ids.bind(py),
-                    self.pattern.bind(py),
-                    text,
-                ),
-            )?
-            .cast_into::<PyList>()?;
+        let memo = evidence
+            .getattr(intern!(py, "_memo"))?
+            .cast_into::<PyDict>()?;
+        let key = self.key.bind(py);
+        let ids = match memo.get_item(key)? {
+            Some(ids) => ids.cast_into::<PyList>()?,
+            None => {
+                let ids = self.ids(&text)?;
+                memo.set_item(key, &ids)?;
+                ids
+            }
+        };
         Ok(Answer {
             step: (!step.is_none()).then_some(step),
             ids: ids.get_slice(0, ids.len()),
@@ -153,13 +183,10 @@ fn made<'py>(
     found(finding, status, message, details, pointers, 0, unseen)
 }
 
-/// `citations_grounded`'s Python deciders: `_cited_ids`, `step_glob`, `absent`,
-/// `result_text`, `_source_texts`, `tool_responses`, `where`, `list_steps`,
-/// `work_invisible`, `WORK_INVISIBLE`'s text, `_continues_id` and `WorkBudgetExceeded`.
+/// `citations_grounded`'s Python deciders: `_cited_ids`, `step_glob`, `result_text`,
+/// `_source_texts`, `tool_responses`, `work_invisible`, `WORK_INVISIBLE`'s text,
+/// `_continues_id` and `WorkBudgetExceeded`.
 pub(crate) type GroundedHelpers<'py> = (
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
     Bound<'py, PyAny>,
     Bound<'py, PyAny>,
     Bound<'py, PyAny>,
@@ -180,12 +207,9 @@ pub(crate) struct Grounded {
     budget: i64,
     budget_shown: Py<PyString>,
     step_glob: Py<PyAny>,
-    absent: Py<PyAny>,
     result_text: Py<PyAny>,
     source_texts: Py<PyAny>,
     tool_responses: Py<PyAny>,
-    where_: Py<PyAny>,
-    list_steps: Py<PyAny>,
     work_invisible: Py<PyAny>,
     invisible: Py<PyString>,
     continues_id: Py<PyAny>,
@@ -201,12 +225,9 @@ impl Grounded {
         (
             cited_ids,
             step_glob,
-            absent,
             result_text,
             source_texts,
             tool_responses,
-            where_,
-            list_steps,
             work_invisible,
             invisible,
             continues_id,
@@ -223,12 +244,9 @@ impl Grounded {
             budget: budget.extract()?,
             budget_shown: shown.unbind(),
             step_glob: step_glob.unbind(),
-            absent: absent.unbind(),
             result_text: result_text.unbind(),
             source_texts: source_texts.unbind(),
             tool_responses: tool_responses.unbind(),
-            where_: where_.unbind(),
-            list_steps: list_steps.unbind(),
             work_invisible: work_invisible.unbind(),
             invisible: invisible.unbind(),
             continues_id: continues_id.unbind(),
@@ -337,14 +355,13 @@ impl Grounded {
                 "all {} cited id(s) appear in earlier results: ",
                 answer.ids.len()
             ));
-            let where_ = self.where_.bind(py);
             for (k, (ident, step)) in by.iter().enumerate() {
                 if k > 0 {
                     text.push(format_args!(", "));
                 }
                 text.str(ident.clone());
                 text.push(format_args!(" ("));
-                text.str(where_.call1((step,))?);
+                text.str(where_text(&StepFields::new(step.clone()))?.into_any());
                 text.push(format_args!(")"));
             }
             let steps = by.into_iter().map(|(_, step)| step);
@@ -393,11 +410,7 @@ impl Grounded {
         text.push(format_args!(" came from a tool: "));
         if !unknown.is_empty() {
             text.push(format_args!("results not captured for "));
-            text.str(
-                self.list_steps
-                    .bind(py)
-                    .call1((PyList::new(py, unknown)?,))?,
-            );
+            text.str(listed_steps(PyList::new(py, unknown)?.as_any())?.into_any());
             let pointers = [answer.spans(py)?, PyTuple::empty(py).into_any()];
             return made(finding, missing, text.finish()?, details, pointers, false);
         }
@@ -418,12 +431,10 @@ impl Grounded {
             return made(finding, missing, text.finish()?, details, pointers, false);
         }
         let returned = PySet::empty(py)?;
-        let cited_ids = self.cites.cited_ids.bind(py);
-        let pattern = self.cites.pattern.bind(py);
         for text in texts {
             if !text.is_empty()? {
-                for ident in cited_ids.call1((pattern, text))?.try_iter()? {
-                    returned.add(ident?)?;
+                for ident in self.cites.ids(text.as_any())?.iter() {
+                    returned.add(ident)?;
                 }
             }
         }
@@ -565,8 +576,7 @@ impl<'py> Sources<'_, 'py> {
             {
                 parts.push(self.stand_in(&documents)?);
             }
-            let absent = self.plan.absent.bind(py);
-            if !absent.call1((step, intern!(py, "result")))?.is_truthy()? {
+            if !field_absent(&fields, intern!(py, "result"))? {
                 parts.push(self.stand_in(&fields.get(intern!(py, "result"))?)?);
             }
             let second = parts.pop();
@@ -655,9 +665,8 @@ fn joined_lines<'py>(
     ))
 }
 
-/// `citation_required`'s Python deciders: `_cited_ids`, `find_degradation` and
-/// `list_steps`.
-pub(crate) type RequiredHelpers<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
+/// `citation_required`'s Python deciders: `_cited_ids` and `find_degradation`.
+pub(crate) type RequiredHelpers<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 /// `citation_required`'s plan: its params and the Python deciders it is handed.
 pub(crate) struct Required {
@@ -666,14 +675,13 @@ pub(crate) struct Required {
     /// The params, as `find_degradation` reads them, when `unless_degraded`.
     unless_degraded: Option<Py<PyAny>>,
     find_degradation: Py<PyAny>,
-    list_steps: Py<PyAny>,
 }
 
 impl Required {
     /// The plan of `params` (`CitationRequiredParams`).
     pub(crate) fn new(
         params: &Bound<'_, PyAny>,
-        (cited_ids, find_degradation, list_steps): RequiredHelpers<'_>,
+        (cited_ids, find_degradation): RequiredHelpers<'_>,
     ) -> PyResult<Self> {
         let py = params.py();
         let pattern = params
@@ -688,7 +696,6 @@ impl Required {
             min: Budget::of(min.cast::<PyInt>()?)?,
             unless_degraded: exempt.then(|| params.clone().unbind()),
             find_degradation: find_degradation.unbind(),
-            list_steps: list_steps.unbind(),
         })
     }
 
@@ -752,7 +759,7 @@ impl Required {
                 let mut text = Text::new(py);
                 text.str(unknown.clone().into_any());
                 text.push(format_args!("results not captured for "));
-                text.str(self.list_steps.bind(py).call1((steps,))?);
+                text.str(listed_steps(&steps)?.into_any());
                 return made(
                     finding,
                     missing,

@@ -5,8 +5,10 @@
 //! checks select from and the facts derived from the steps' kinds, times and statuses), the
 //! evidence names a trajectory lacks and the steps lacking each (`probes::EvidencePlan`), the
 //! repeated calls `tool_retries` judges (`tool_repeats`), the calls `loop_detected` must
-//! normalize (`repeated_args_candidates`), `tool_sequence`'s diff (`sequence`) and
-//! `citations_grounded`'s search for the cited ids (`citations`).
+//! normalize (`repeated_args_candidates`), `tool_sequence`'s diff (`sequence`),
+//! `citations_grounded`'s search for the cited ids (`citations`) and how messages name
+//! steps and whether a step's field was captured (`naming`: `where`, `list_steps`,
+//! `absent`).
 //!
 //! The placeholder test reads the values as Python holds them and calls no Python code: a `str` (or
 //! a subclass: its characters, never its methods) is read code point by code point through
@@ -17,11 +19,13 @@
 
 mod citations;
 mod messages;
+mod naming;
 mod probes;
 mod sequence;
 mod view;
 
-pub(crate) use citations::{ground, Source as CiteSource, Text as CiteText};
+pub(crate) use citations::{ground, plan_ids, Source as CiteSource, Text as CiteText};
+pub(crate) use naming::{field_absent, listed_steps, where_text};
 pub(crate) use sequence::tool_sequence_diff;
 pub(crate) use view::StepView;
 
@@ -715,6 +719,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_placeholder, m)?)?;
     view::register(m)?;
     messages::register(m)?;
+    naming::register(m)?;
     probes::register(m)?;
     citations::register(m)?;
     sequence::register(m)?;

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from otel_oracles import safe_regex
-from otel_oracles._native import CheckPlan
+from otel_oracles._native import CheckPlan, cited_ids
 from otel_oracles.errors import WorkBudgetExceeded
 from otel_oracles.grade.evidence import (
     WORK_INVISIBLE,
@@ -74,10 +74,15 @@ DEFAULT_UNCERTAINTY = (
 
 def _cited_ids(pattern: str, text: str) -> list[str]:
     """Ids in first-seen order; the first group when the regex has one, else the match. The
-    citation checks' plans (``native/python/src/check_plans_cite.rs``) ask it of the final
-    answer once per trajectory and pattern (the evidence's memo, ``("answer_cites",
-    pattern)``: both checks usually search the same answer), and of each source's text for
-    a failure's list of the ids the sources returned."""
+    citation checks' plans (``native/python/src/check_plans_cite.rs``) find them once per
+    trajectory and pattern (the evidence's memo, ``("answer_cites", pattern)``: both checks
+    usually search the same answer), and in each source's text for a failure's list of the
+    ids the sources returned: by the core where the pattern is a literal and a digit run
+    (``cited_ids``: ``doc-\\d+``), asking this function only for another pattern or a text
+    the core leaves to the engine (a character beyond ASCII where ``\\d`` could take it)."""
+    found = cited_ids(pattern, text)
+    if found is not None:
+        return found
     seen: dict[str, None] = {}
     for m in safe_regex.finditer(pattern, text):
         ident = m.group(1) if m.groups() else m.group(0)
@@ -162,12 +167,9 @@ class CitationsGrounded(OracleCheck):
         helpers = (
             _cited_ids,
             step_glob,
-            absent,
             result_text,
             _source_texts,
             tool_responses,
-            where,
-            list_steps,
             work_invisible,
             WORK_INVISIBLE,
             _continues_id,
@@ -436,7 +438,7 @@ class CitationRequired(OracleCheck):
 
     def __init__(self, params: CitationRequiredParams) -> None:
         super().__init__(params)
-        helpers = (_cited_ids, find_degradation, list_steps)
+        helpers = (_cited_ids, find_degradation)
         self.native_plan = PLANS.citation_required(self.given, helpers)
 
     def check(self, ctx: GradeContext) -> Finding:

@@ -3,7 +3,9 @@
 //! (`otel_oracles_core::citations`), the sources' texts asked of Python once each, when a
 //! search first reaches them.
 
-use otel_oracles_core::citations::{breaks_run, cites_whole_id, Budget, Needle, Stop};
+use otel_oracles_core::citations::{
+    breaks_run, cites_whole_id, Budget, IdPattern, Needle, Stop, MAX_ID_TEXT,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::intern;
@@ -168,6 +170,43 @@ pub(crate) fn ground<'py>(
     Ok(Some((found, budget.left())))
 }
 
+/// The ids `text` cites under `plan` (`_cited_ids`: in first-seen order, each once) when
+/// the core answers it: `None` for a text past `MAX_ID_TEXT` characters, holding a lone
+/// surrogate, or with a character beyond ASCII where a `\d` run could take it.
+pub(crate) fn plan_ids<'py>(
+    plan: &IdPattern,
+    text: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    if text.len()? > MAX_ID_TEXT {
+        return Ok(None);
+    }
+    let Ok(utf8) = text.to_str() else {
+        return Ok(None);
+    };
+    plan.ids(utf8)
+        .map(|ids| PyList::new(text.py(), ids))
+        .transpose()
+}
+
+/// The ids `text` cites under `pattern`, when the core answers it: `pattern` is a literal
+/// and a digit run (`doc-\d+`, `otel_oracles_core::citations::IdPattern`) and `text` within
+/// what `plan_ids` reads; else `None` (the regex engine answers).
+#[pyfunction]
+#[pyo3(signature = (pattern, text, /))]
+fn cited_ids<'py>(
+    pattern: &Bound<'py, PyString>,
+    text: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let (Ok(pattern), Ok(text)) = (pattern.to_str(), text.cast::<PyString>()) else {
+        return Ok(None);
+    };
+    match IdPattern::of(pattern) {
+        Some(plan) => plan_ids(&plan, text),
+        None => Ok(None),
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(ground_ids, m)?)
+    m.add_function(wrap_pyfunction!(ground_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(cited_ids, m)?)
 }

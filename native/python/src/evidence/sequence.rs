@@ -19,7 +19,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::pydict;
 
-use super::StepFields;
+use super::{where_text, StepFields};
 
 /// A call's names as the items' tools are matched against them: its tool, and the name an
 /// MCP server ran it under (`attributes.mcp_tool`, when a `str`); `None` for a name that is
@@ -32,38 +32,6 @@ fn text_of(value: &Bound<'_, PyAny>) -> Option<String> {
         .ok()
         .and_then(|t| t.to_str().ok())
         .map(str::to_owned)
-}
-
-/// `evidence.where(step)`: `step 3 (search_docs, span ab12...)`, formatted by Python's
-/// `str.format` as the f-string did (any text a trace holds, lone surrogates included).
-fn where_text<'py>(step: &StepFields<'py>) -> PyResult<Bound<'py, PyAny>> {
-    let py = step.step.py();
-    let kind = step.get(intern!(py, "kind"))?;
-    let model = step.get(intern!(py, "model"))?;
-    let tool = step.get(intern!(py, "tool"))?;
-    let name = if tool.is_truthy()? {
-        tool
-    } else if model.is_truthy()? && kind.eq(intern!(py, "generation"))? {
-        model
-    } else {
-        let agent = step.get(intern!(py, "agent_name"))?;
-        if agent.is_truthy()? {
-            agent
-        } else if model.is_truthy()? {
-            model
-        } else {
-            kind.getattr(intern!(py, "value"))?
-        }
-    };
-    let index = step.get(intern!(py, "index"))?;
-    let source = step.get(intern!(py, "source"))?;
-    let format = intern!(py, "format");
-    if source.is_none() {
-        intern!(py, "step {} ({})").call_method1(format, (index, name))
-    } else {
-        let span = source.getattr(intern!(py, "span_id"))?;
-        intern!(py, "step {} ({}, span {})").call_method1(format, (index, name, span))
-    }
 }
 
 /// `entry`'s line in a failed sequence's message (`tool`: the expected item's tool, padded
@@ -320,7 +288,9 @@ pub(crate) fn tool_sequence_diff<'py>(
         shown.append(row)?;
         if !holds {
             let tool = item.map(|i| tools.get_item(i)).transpose()?;
-            let at = call.map(|j| where_text(&steps[j])).transpose()?;
+            let at = call
+                .map(|j| where_text(&steps[j]).map(Bound::into_any))
+                .transpose()?;
             lines.append(diff_line(entry, tool, at, &note)?)?;
         }
     }
