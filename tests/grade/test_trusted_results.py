@@ -250,6 +250,40 @@ def test_a_check_graded_for_another_contract_carries_that_contracts_id_and_versi
         assert_same_object(got, validated(got.model_dump()))
 
 
+def test_a_checks_results_carry_the_outcome_each_was_judged_with() -> None:
+    # A check keeps one dict per outcome with the outcome and ``passed`` already in; the
+    # same compiled check judged in turn to every outcome, and back, must give each result
+    # its own, and ``passed`` of missing evidence as the contract grading it says (a copy
+    # of the contract that warns holds the same id and version objects as the first).
+    tolerances = compile_contract(contract(tolerances=[{"type": "trusted_results_test_returns"}]))
+    invariants = compile_contract(contract(invariants=[{"type": "trusted_results_test_returns"}]))
+    warns = CompiledContract(
+        invariants.contract.model_copy(update={"on_missing_evidence": "warn"}),
+        invariants.checks,
+        invariants.selector,
+    )
+    cases = [
+        (invariants, Finding.ok("a"), Outcome.PASS, True),
+        (invariants, Finding.fail("b"), Outcome.INVARIANT_FAILURE, False),
+        (invariants, Finding.missing("c"), Outcome.MISSING_EVIDENCE, False),
+        (warns, Finding.missing("d"), Outcome.MISSING_EVIDENCE, True),
+        (invariants, Finding.missing("e"), Outcome.MISSING_EVIDENCE, False),
+        (tolerances, Finding.ok("f", used=1), Outcome.TOLERATED, True),
+        (tolerances, Finding.fail("g", used=2), Outcome.BUDGET_EXHAUSTED, False),
+        (tolerances, Finding.fail("h", breach="rule"), Outcome.INVARIANT_FAILURE, False),
+        (tolerances, Finding.ok("i"), Outcome.PASS, True),
+        (invariants, Finding.ok("j"), Outcome.PASS, True),
+        (warns, Finding.fail("k"), Outcome.INVARIANT_FAILURE, False),
+    ]
+    for _ in range(2):
+        for compiled, finding, outcome, passed in cases:
+            _FINDING[:] = [finding]
+            (got,) = grade(compiled, traj(gen("hi"))).results
+            want = (finding.message, outcome, passed)
+            assert (got.message, got.outcome, got.passed) == want, f"expected {want}"
+            assert_same_object(got, validated(got.model_dump()))
+
+
 def test_graded_traces_hold_exactly_what_validation_would() -> None:
     contracts = [load_contract(p) for p in sorted((REPO / "examples" / "contracts").iterdir())]
     session = GradingSession(contracts, load_conventions([]))

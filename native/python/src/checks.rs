@@ -408,13 +408,25 @@ impl CheckRunner {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = finding.py();
         let o = &self.outcomes;
-        let passed = outcome.is(o.pass.bind(py))
-            || outcome.is(o.tolerated.bind(py))
-            || (outcome.is(o.missing_evidence.bind(py))
-                && contract
-                    .contract
-                    .getattr(intern!(py, "on_missing_evidence"))?
-                    .eq(intern!(py, "warn"))?);
+        // The outcome's place among the five the runner decides (an error's is not one of
+        // them): with `passed`, which of a check's kept dicts already holds both.
+        let (passed, decided) = if outcome.is(o.pass.bind(py)) {
+            (true, Some(0))
+        } else if outcome.is(o.tolerated.bind(py)) {
+            (true, Some(1))
+        } else if outcome.is(o.invariant_failure.bind(py)) {
+            (false, Some(2))
+        } else if outcome.is(o.budget_exhausted.bind(py)) {
+            (false, Some(3))
+        } else if outcome.is(o.missing_evidence.bind(py)) {
+            let warn = contract
+                .contract
+                .getattr(intern!(py, "on_missing_evidence"))?
+                .eq(intern!(py, "warn"))?;
+            (warn, Some(if warn { 5 } else { 4 }))
+        } else {
+            (false, None)
+        };
         let message = self.finding(&finding, MESSAGE, intern!(py, "message"))?;
         let details = self.finding(&finding, DETAILS, intern!(py, "details"))?;
         let span_ids = self.finding(&finding, SPAN_IDS, intern!(py, "span_ids"))?;
@@ -466,13 +478,17 @@ impl CheckRunner {
             )
         };
         let elapsed = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        // The per-check and per-contract fields are in the head's dict already: what the
-        // finding decides is set in a copy of it.
+        // The per-check and per-contract fields are in the head's dict already, and the
+        // outcome and `passed` too when the outcome is one of the five: what the finding
+        // decides beyond them is set in a copy of it.
         let results = self.results.get();
-        let dict = head.result_fields(results, contract)?;
+        let passed = PyBool::new(py, passed).to_owned().into_any();
+        let (dict, decided) = head.result_fields(results, contract, decided, &outcome, &passed)?;
+        if !decided {
+            set_item(&dict, results.names[OUTCOME].bind(py), &outcome)?;
+            set_item(&dict, results.names[PASSED].bind(py), &passed)?;
+        }
         for (field, value) in [
-            (OUTCOME, outcome),
-            (PASSED, PyBool::new(py, passed).to_owned().into_any()),
             (RESULT_MESSAGE, message),
             (RESULT_DETAILS, details),
             (PARAMS, params),
@@ -685,10 +701,16 @@ pub struct CheckHead {
     plan: Option<Py<CheckPlan>>,
     /// Its results' `__dict__` as far as neither the finding nor the clock decides it
     /// (`RESULT_FIELDS`' order, the others `None`), for the contract first graded with:
-    /// each result's is one copy of it and nine values set, not sixteen. Made by the
-    /// first result (the runner holds the result model's template), never replaced.
+    /// each result's is one copy of it and nine values set, not sixteen (seven: see
+    /// `HeadFields::decided`). Made by the first result (the runner holds the result
+    /// model's template), never replaced.
     fields: OnceLock<HeadFields>,
 }
+
+/// The outcomes whose results' dicts a check keeps with the outcome and `passed` set
+/// (`HeadFields::decided`): pass, tolerated, invariant failure, exhausted budget, and
+/// missing evidence failing and passing (`on_missing_evidence: warn`).
+const DECIDED: usize = 6;
 
 /// A check's results' fixed fields (`CheckHead::fields`) and the contract values they hold.
 struct HeadFields {
@@ -697,23 +719,43 @@ struct HeadFields {
     id: Py<PyAny>,
     version: Py<PyAny>,
     dict: Py<PyDict>,
+    /// `dict` with the outcome and `passed` set as well, by the outcome's place
+    /// (`CheckRunner::result`): a check's results take one or two of these, so each result
+    /// sets seven values instead of nine. Each made by the first result of its outcome.
+    decided: [OnceLock<Py<PyDict>>; DECIDED],
 }
 
 impl CheckHead {
     /// A new `__dict__` for a result of this check under `contract`: the template of
     /// `results` with the check's own fields and the contract's set, as a copy of the dict
     /// kept for the contract first seen (any other contract's made afresh: a compiled check
-    /// belongs to one contract). Nothing but this dict's construction runs while the cell
-    /// is set, so no lock is held around Python code.
+    /// belongs to one contract), and whether `outcome` and `passed` are set in it too: they
+    /// are when the outcome stands at `decided` (`HeadFields::decided`) and the contract is
+    /// the kept one. Nothing but a dict's construction runs while a cell is set, so no lock
+    /// is held around Python code.
     fn result_fields<'py>(
         &self,
         results: &ModelFill,
         contract: &ContractFields<'py>,
-    ) -> PyResult<Bound<'py, PyDict>> {
+        decided: Option<usize>,
+        outcome: &Bound<'py, PyAny>,
+        passed: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyDict>, bool)> {
         let py = contract.id.py();
         if let Some(kept) = self.fields.get() {
             if kept.id.bind(py).is(&contract.id) && kept.version.bind(py).is(&contract.version) {
-                return kept.dict.bind(py).copy();
+                let Some(at) = decided else {
+                    return Ok((kept.dict.bind(py).copy()?, false));
+                };
+                if let Some(dict) = kept.decided[at].get() {
+                    return Ok((dict.bind(py).copy()?, true));
+                }
+                let dict = kept.dict.bind(py).copy()?;
+                set_item(&dict, results.names[OUTCOME].bind(py), outcome)?;
+                set_item(&dict, results.names[PASSED].bind(py), passed)?;
+                // Lost to another thread's set: that one is kept, this dict only used here.
+                let _ = kept.decided[at].set(dict.clone().unbind());
+                return Ok((dict.copy()?, true));
             }
         }
         let dict = results.template.bind(py).copy()?;
@@ -738,9 +780,10 @@ impl CheckHead {
                 id: contract.id.clone().unbind(),
                 version: contract.version.clone().unbind(),
                 dict: dict.clone().unbind(),
+                decided: Default::default(),
             });
         }
-        dict.copy()
+        Ok((dict.copy()?, false))
     }
 }
 
