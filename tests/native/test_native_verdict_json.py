@@ -186,6 +186,37 @@ def test_lines_written_before_are_written_again_as_what_they_hold() -> None:
             assert written(verdict, mode) == expected(verdict, mode)
 
 
+def test_a_list_met_again_is_written_as_the_items_it_holds_now() -> None:
+    """The core keeps the lines of a short list of strings (a check's params' tool lists,
+    the same list objects in each of its results) with the items it held: the same list met
+    again after an item was added, replaced or removed, or emptied, must be written as
+    what it holds then."""
+    tools: list[Any] = ["delete_records"]
+    other = "drop_table"
+    changes = [
+        lambda: None,
+        lambda: tools.append(other),
+        lambda: tools.__setitem__(0, other),
+        lambda: tools.__setitem__(0, "x" * 40),
+        lambda: tools.pop(),
+        lambda: tools.clear(),
+        lambda: tools.extend(["a", "b", "c", "d", "e"]),
+        lambda: tools.__delitem__(slice(1, None)),
+        lambda: tools.append(None),
+        lambda: tools.__setitem__(1, 7),
+        lambda: tools.__setitem__(1, [other]),
+    ]
+    for change in changes:
+        change()
+        results = [result(params={"coverage": None, "tool": ["t"], "max": 0}) for _ in range(2)]
+        for kept in results:
+            kept.__dict__["params"]["tool"] = tools
+        verdict = verdict_of(results)
+        for mode in MODES:
+            for _ in range(2):
+                assert written(verdict, mode) == expected(verdict, mode), (tools, mode)
+
+
 def test_trusted_models_are_written_as_validated_ones() -> None:
     """The evaluator builds its results and verdicts without validating them: their field
     values are read all the same."""

@@ -368,9 +368,9 @@ impl Writer {
             if i > 0 {
                 out.push(b',');
             }
-            let (at, of) = (key.as_ptr() as usize, item.as_ptr() as usize);
+            let at = key.as_ptr() as usize;
             if let Some(lines) = self.lines.as_deref() {
-                if lines.put(at, of, depth, out) {
+                if lines.put(at, &item, depth, out) {
                     continue;
                 }
             }
@@ -380,8 +380,12 @@ impl Writer {
             out.extend_from_slice(b": ");
             self.write::<M>(&item, depth + 1, out)?;
             if let Some(lines) = self.lines.as_deref_mut() {
-                if key.is_exact_instance_of::<PyString>() && member_kept(&item) {
-                    lines.keep(at, Some(&key), &item, depth, &out[start..]);
+                if key.is_exact_instance_of::<PyString>() {
+                    if member_kept(&item) {
+                        lines.keep(at, Some(&key), &item, None, depth, &out[start..]);
+                    } else if let Some(items) = list_kept(&item) {
+                        lines.keep(at, Some(&key), &item, Some(items), depth, &out[start..]);
+                    }
                 }
             }
         }
@@ -515,8 +519,12 @@ impl ShownCache {
 /// its params' members) are a few hundred; its unrepeated ones are not kept.
 const LINE_SLOTS: usize = 1024;
 
-/// Longest line (newline, indent, key and value) a [`LineCache`] slot holds.
-const LINE_BYTES: usize = 96;
+/// Longest line (newline, indent, key and value) a [`LineCache`] slot holds: a short list's
+/// lines too (a check's params' `"tool": ["delete_records"]` is about 70 bytes).
+const LINE_BYTES: usize = 128;
+
+/// Most items of a list whose lines a [`LineCache`] keeps (`list_kept`).
+const LIST_ITEMS: usize = 4;
 
 /// The `depth` a [`LineCache`] keeps a result field's line at (an object's members are at
 /// most [`REPORT_MAX_DEPTH`] deep).
@@ -532,6 +540,10 @@ struct Line {
     /// The key and the value, held so that no other object takes their addresses while the
     /// slot stands for them.
     held: Option<(Option<Py<PyAny>>, Py<PyAny>)>,
+    /// A list's items as they were when its lines were written, held likewise (a list can
+    /// change: its lines stand only while it holds these very items); `None` for a value
+    /// that is no list.
+    items: Option<Vec<Py<PyAny>>>,
     len: usize,
     text: [u8; LINE_BYTES],
 }
@@ -546,7 +558,10 @@ struct Line {
 /// value's text. Only immutable values whose text is the same in every mode the report
 /// writes them are kept (strings, `None`, booleans and the small integers CPython shares;
 /// a result field's `str` subclass, an outcome, too), each slot holding a reference to its
-/// key and value, so a hit is always their text. Direct-mapped, as [`ShownCache`].
+/// key and value, so a hit is always their text; and short exact lists of such values (a
+/// check's params' tool lists: each result's params are a shallow copy of the check's, so
+/// the same list objects), whose slot holds their items too and is a hit only while the
+/// list holds the same items. Direct-mapped, as [`ShownCache`].
 struct LineCache {
     slots: Vec<Line>,
 }
@@ -559,6 +574,7 @@ impl LineCache {
                 of: 0,
                 depth: 0,
                 held: None,
+                items: None,
                 len: 0,
                 text: [0; LINE_BYTES],
             })
@@ -572,24 +588,41 @@ impl LineCache {
         (mixed >> (64 - LINE_SLOTS.trailing_zeros())) as usize
     }
 
-    /// Appends the line of `of` at `at` and `depth` when its slot holds it; false otherwise.
+    /// Appends the line of `value` at `at` and `depth` when its slot holds it (a list's:
+    /// with the items it holds now); false otherwise.
     #[inline]
-    fn put(&self, at: usize, of: usize, depth: usize, out: &mut Vec<u8>) -> bool {
+    fn put(&self, at: usize, value: &Bound<'_, PyAny>, depth: usize, out: &mut Vec<u8>) -> bool {
+        let of = value.as_ptr() as usize;
         let line = &self.slots[Self::slot(at, of, depth)];
-        if line.of == of && line.at == at && line.depth == depth && line.held.is_some() {
-            put_prefix(out, &line.text, line.len);
-            return true;
+        if line.of != of || line.at != at || line.depth != depth || line.held.is_none() {
+            return false;
         }
-        false
+        if let Some(items) = &line.items {
+            // The slot holds this very list (its address, held): the same items?
+            let Ok(list) = value.cast_exact::<PyList>() else {
+                return false;
+            };
+            if list.len() != items.len()
+                || !items
+                    .iter()
+                    .enumerate()
+                    .all(|(i, item)| list.get_item(i).is_ok_and(|now| now.is(item)))
+            {
+                return false;
+            }
+        }
+        put_prefix(out, &line.text, line.len);
+        true
     }
 
     /// Keeps `text`, the line just written of `value` (under `key`, an object member's) at
-    /// `at` and `depth`, when it fits.
+    /// `at` and `depth`, when it fits; `items`: a list's items, as written.
     fn keep(
         &mut self,
         at: usize,
         key: Option<&Bound<'_, PyAny>>,
         value: &Bound<'_, PyAny>,
+        items: Option<Vec<Py<PyAny>>>,
         depth: usize,
         text: &[u8],
     ) {
@@ -599,6 +632,7 @@ impl LineCache {
         let of = value.as_ptr() as usize;
         let line = &mut self.slots[Self::slot(at, of, depth)];
         line.held = Some((key.map(|key| key.clone().unbind()), value.clone().unbind()));
+        line.items = items;
         line.at = at;
         line.of = of;
         line.depth = depth;
@@ -622,6 +656,19 @@ fn member_kept(value: &Bound<'_, PyAny>) -> bool {
         && value
             .cast::<PyInt>()
             .is_ok_and(|n| n.extract::<i64>().is_ok_and(|n| (-5..=256).contains(&n)))
+}
+
+/// A list's items when its lines may be kept in a [`LineCache`]: an exact list of at most
+/// [`LIST_ITEMS`] values that `member_kept` keeps (its text is then theirs, in every mode
+/// the report writes it, as long as it holds them).
+fn list_kept(value: &Bound<'_, PyAny>) -> Option<Vec<Py<PyAny>>> {
+    let list = value.cast_exact::<PyList>().ok()?;
+    if list.len() > LIST_ITEMS {
+        return None;
+    }
+    list.iter()
+        .map(|item| member_kept(&item).then(|| item.unbind()))
+        .collect()
 }
 
 /// Whether a result field's value may be kept in a [`LineCache`]: what `member_kept` keeps,
@@ -1197,7 +1244,7 @@ impl VerdictJson {
         out: &mut Vec<u8>,
     ) -> Written {
         if let Some(lines) = w.lines.as_deref() {
-            if lines.put(i, value.as_ptr() as usize, FIELD_LINE, out) {
+            if lines.put(i, value, FIELD_LINE, out) {
                 return Ok(());
             }
         }
@@ -1213,7 +1260,7 @@ impl VerdictJson {
         w.write::<FULL>(value, 3, out)?;
         if let Some(lines) = w.lines.as_deref_mut() {
             if field_kept(value) {
-                lines.keep(i, None, value, FIELD_LINE, &out[start..]);
+                lines.keep(i, None, value, None, FIELD_LINE, &out[start..]);
             }
         }
         Ok(())
