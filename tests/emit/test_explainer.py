@@ -306,3 +306,27 @@ def test_a_failures_details_are_shown_in_the_order_sorted_gives() -> None:
         assert explain(result) == want
         assert want.index("; Z=") < want.index("; a=") < want.index("; a-b=")
         assert want.index("; a.b=") < want.index("; a0=") < want.index("; aB=")
+
+
+def test_numbers_are_spelled_as_str_spells_them() -> None:
+    """The core spells a step number, a budget and a detail's count itself when it is an
+    exact ``int`` within 64 bits (else ``str`` or ``repr`` does): the extremes of that
+    range, negatives, zero and just beyond it, as the specification spells them."""
+    low, high = -(1 << 63), (1 << 63) - 1
+    details = {"low": low, "high": high, "neg": -7, "zero": 0, "above": high + 1, "below": low - 1}
+    for outcome in [Outcome.INVARIANT_FAILURE, Outcome.BUDGET_EXHAUSTED]:
+        for steps, used, budget in [([low, -1, 0, high], high, low), ([high + 1, 5], low, None)]:
+            result = OracleResult.model_construct(
+                oracle_type="tool_retries",
+                name="retries",
+                outcome=outcome,
+                passed=False,
+                message="m",
+                details={**details, "flag": False},
+                step_indexes=steps,
+                used=used,
+                budget=budget,
+            )
+            want = _explained_as_specified(result)
+            assert explain(result) == want
+            assert SHOWN_FILTER.shown_message(result) == want.removeprefix("retries: ")

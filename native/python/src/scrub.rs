@@ -80,6 +80,47 @@ fn cap(text: String, limit: usize) -> String {
     }
 }
 
+/// `cap(text, limit)` appended to `out`, `text` borrowed: what a detail's value is shown as.
+fn push_capped(text: &str, limit: usize, out: &mut String) {
+    if text.len() <= limit {
+        out.push_str(text);
+        return;
+    }
+    match text.char_indices().nth(limit) {
+        None => out.push_str(text),
+        Some(_) => {
+            let end = text
+                .char_indices()
+                .nth(limit.saturating_sub(1))
+                .map_or(text.len(), |(i, _)| i);
+            out.push_str(&text[..end]);
+            out.push('\u{2026}');
+        }
+    }
+}
+
+/// `n`'s decimal text, as `str(n)` spells it, written at the end of `digits` (20 bytes
+/// hold any `i64`'s, sign included) with no formatting machinery: a message's step numbers
+/// and counts.
+fn i64_text(n: i64, digits: &mut [u8; 20]) -> &str {
+    let mut at = digits.len();
+    let mut rest = n.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if n < 0 {
+        at -= 1;
+        digits[at] = b'-';
+    }
+    // ASCII digits and a sign: always UTF-8.
+    std::str::from_utf8(&digits[at..]).unwrap_or_default()
+}
+
 /// `text`'s code points as UTF-8 with its surrogates kept (`encode("utf-8",
 /// "surrogatepass")`): what a `str` that has no UTF-8 text is made of, for
 /// `escape_surrogates`. Asked only after `to_str` refused the string.
@@ -128,12 +169,40 @@ fn escaped_surrogates<'py>(text: Bound<'py, PyString>) -> PyResult<Bound<'py, Py
 /// `str(value)`, as an f-string or `str.join` of `str`s spells an integer: exact ones in the
 /// core, others (a subclass) asked.
 fn int_str(value: &Bound<'_, PyAny>) -> PyResult<String> {
+    let mut text = String::new();
+    push_int_str(value, &mut text)?;
+    Ok(text)
+}
+
+/// `int_str(value)` appended to `out`.
+fn push_int_str(value: &Bound<'_, PyAny>, out: &mut String) -> PyResult<()> {
     if value.is_exact_instance_of::<PyInt>() {
         if let Ok(n) = value.extract::<i64>() {
-            return Ok(n.to_string());
+            out.push_str(i64_text(n, &mut [0; 20]));
+            return Ok(());
         }
     }
-    Ok(str_text(&value.str()?)?.into_owned())
+    out.push_str(&str_text(&value.str()?)?);
+    Ok(())
+}
+
+/// A detail's value as a template shows it (before its cap): a boolean's or an exact
+/// integer's text without a `String` made for it, anything else's made.
+enum Rendered {
+    Flag(bool),
+    Int(i64),
+    Text(String),
+}
+
+impl Rendered {
+    /// The value's text appended to `out`, capped at `limit` characters (`cap`).
+    fn push(&self, limit: usize, out: &mut String) {
+        match self {
+            Rendered::Flag(flag) => push_capped(if *flag { "true" } else { "false" }, limit, out),
+            Rendered::Int(n) => push_capped(i64_text(*n, &mut [0; 20]), limit, out),
+            Rendered::Text(text) => push_capped(text, limit, out),
+        }
+    }
 }
 
 /// The fields of a result the filter reads.
@@ -505,10 +574,24 @@ impl ShownFilter {
         Some(Some((budget, exact(&j.used)?)))
     }
 
-    /// The text of the head kept for `name`, `at`, `numbers`.
-    fn kept(&self, name: &Bound<'_, PyAny>, at: usize, numbers: Numbers) -> Option<String> {
-        let heads = self.heads.try_lock().ok()?;
-        Some(heads.find(name, at, numbers)?.text.clone())
+    /// Appends the text of the head kept for `name`, `at`, `numbers`; false when none is.
+    fn push_kept(
+        &self,
+        name: &Bound<'_, PyAny>,
+        at: usize,
+        numbers: Numbers,
+        text: &mut String,
+    ) -> bool {
+        let Ok(heads) = self.heads.try_lock() else {
+            return false;
+        };
+        match heads.find(name, at, numbers) {
+            Some(head) => {
+                text.push_str(&head.text);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Keeps the head `text` of an exact `str` `name`.
@@ -533,23 +616,24 @@ impl ShownFilter {
         Ok(())
     }
 
-    /// The outcome's template with the check's name and budget: kept by name, outcome and
-    /// numbers when the name is an exact `str`.
-    fn head_text(&self, at: usize, j: &Judged<'_>) -> PyResult<String> {
+    /// Appends the outcome's template with the check's name and budget: kept by name,
+    /// outcome and numbers when the name is an exact `str`.
+    fn push_head(&self, at: usize, j: &Judged<'_>, text: &mut String) -> PyResult<()> {
         let key = match j.name.cast_exact::<PyString>() {
             Ok(name) => self.numbers(at, j).map(|numbers| (name, numbers)),
             Err(_) => None,
         };
         if let Some((name, numbers)) = key {
-            if let Some(text) = self.kept(name, at, numbers) {
-                return Ok(text);
+            if self.push_kept(name, at, numbers, text) {
+                return Ok(());
             }
         }
-        let (text, identifier) = self.render_head(at, j)?;
+        let (head, identifier) = self.render_head(at, j)?;
         if let (Some((name, numbers)), true) = (key, identifier) {
-            self.keep(name, at, numbers, &text)?;
+            self.keep(name, at, numbers, &head)?;
         }
-        Ok(text)
+        text.push_str(&head);
+        Ok(())
     }
 
     /// The head rendered, and whether the name was an identifier (the text then reads no
@@ -602,8 +686,16 @@ impl ShownFilter {
 
     /// The explanation of a result whose outcome stands at `at` in `templates`.
     pub(crate) fn text_at(&self, at: usize, j: &Judged<'_>) -> PyResult<String> {
+        let mut text = String::with_capacity(128);
+        self.push_text(at, j, &mut text)?;
+        Ok(cap(text, self.max_chars))
+    }
+
+    /// `text_at`'s text before its cap, appended to `text`: each piece written in place (a
+    /// kept head, step numbers, `key=value` of details), no `String` made per piece.
+    fn push_text(&self, at: usize, j: &Judged<'_>, text: &mut String) -> PyResult<()> {
         let py = j.name.py();
-        let mut text = self.head_text(at, j)?;
+        self.push_head(at, j, text)?;
         if at == self.error_at {
             let error_type = self.error_type(&j.details)?;
             let shown = self
@@ -619,20 +711,30 @@ impl ShownFilter {
         }
         if j.steps.is_truthy()? {
             text.push_str("; steps=");
-            for (i, step) in self.head(&j.steps)?.try_iter()?.enumerate() {
-                if i > 0 {
-                    text.push(',');
+            if let Ok(steps) = j.steps.cast_exact::<PyList>() {
+                // An exact list's first items read in place (`steps[:max_items]`'s).
+                for i in 0..steps.len().min(self.max_items) {
+                    if i > 0 {
+                        text.push(',');
+                    }
+                    push_int_str(&steps.get_item(i)?, text)?;
                 }
-                text.push_str(&int_str(&step?)?);
+            } else {
+                for (i, step) in self.head(&j.steps)?.try_iter()?.enumerate() {
+                    if i > 0 {
+                        text.push(',');
+                    }
+                    push_int_str(&step?, text)?;
+                }
             }
             if j.steps.len()? > self.max_items {
                 text.push_str(",\u{2026}");
             }
         }
         if at != self.pass_at {
-            self.push_details(&j.details, &mut text)?;
+            self.push_details(&j.details, text)?;
         }
-        Ok(cap(text, self.max_chars))
+        Ok(())
     }
 
     /// The allow-listed details as `; key=value`, sorted by key, `error.type` left out (the
@@ -661,7 +763,7 @@ impl ShownFilter {
                         continue;
                     }
                     if let Some(rendered) = self.detail_value(key, value)? {
-                        self.push_item(key_text, rendered, text);
+                        self.push_item(key_text, &rendered, text);
                     }
                 }
                 return Ok(());
@@ -675,20 +777,23 @@ impl ShownFilter {
             }
             let key_text = str_text(&key.str()?)?.into_owned();
             if let Some(rendered) = self.detail_value(&key, &details.get_item(&key)?)? {
-                self.push_item(&key_text, rendered, text);
+                self.push_item(&key_text, &rendered, text);
             }
         }
         Ok(())
     }
 
     /// `; key=value` of a detail shown (`rendered`, capped), `error.type` left out (the
-    /// error's part says it).
-    fn push_item(&self, key_text: &str, rendered: String, text: &mut String) {
-        let item = format!("{key_text}={}", cap(rendered, self.max_value_chars));
-        if !item.starts_with("error.type=") {
-            text.push_str("; ");
-            text.push_str(&item);
+    /// error's part says it): any item whose text `key=value` starts with `error.type=`,
+    /// which is a key `error.type` or one starting with `error.type=`.
+    fn push_item(&self, key_text: &str, rendered: &Rendered, text: &mut String) {
+        if key_text == "error.type" || key_text.starts_with("error.type=") {
+            return;
         }
+        text.push_str("; ");
+        text.push_str(key_text);
+        text.push('=');
+        rendered.push(self.max_value_chars, text);
     }
 
     /// The allow-listed rendering of one detail value, or None to drop it.
@@ -696,25 +801,23 @@ impl ShownFilter {
         &self,
         key: &Bound<'_, PyAny>,
         value: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<String>> {
+    ) -> PyResult<Option<Rendered>> {
+        if value.is_exact_instance_of::<PyInt>() {
+            if let Ok(n) = value.extract::<i64>() {
+                return Ok(Some(Rendered::Int(n)));
+            }
+        }
         if let Ok(flag) = value.cast::<PyBool>() {
-            return Ok(Some(
-                if flag.is_true() { "true" } else { "false" }.to_owned(),
-            ));
+            return Ok(Some(Rendered::Flag(flag.is_true())));
         }
         if value.is_instance_of::<PyInt>() || value.is_instance_of::<PyFloat>() {
-            if value.is_exact_instance_of::<PyInt>() {
-                if let Ok(n) = value.extract::<i64>() {
-                    return Ok(Some(n.to_string()));
-                }
-            }
-            return Ok(Some(str_text(&value.repr()?)?.into_owned()));
+            return Ok(Some(Rendered::Text(str_text(&value.repr()?)?.into_owned())));
         }
         if !self.identifier_key(key)? {
             return Ok(None);
         }
         if value.is_instance_of::<PyString>() {
-            return Ok(Some(self.shown_text(value)?));
+            return Ok(Some(Rendered::Text(self.shown_text(value)?)));
         }
         let more = |len: usize| {
             if len > self.max_items {
@@ -728,11 +831,11 @@ impl ShownFilter {
             for item in self.head(value)?.try_iter()? {
                 items.push(self.shown_text(&item?)?);
             }
-            return Ok(Some(format!(
+            return Ok(Some(Rendered::Text(format!(
                 "[{}{}]",
                 items.join(", "),
                 more(value.len()?)
-            )));
+            ))));
         }
         if let Ok(dict) = value.cast::<PyDict>() {
             let mut items = Vec::with_capacity(self.max_items);
@@ -743,11 +846,11 @@ impl ShownFilter {
                     items.push(format!("{} x{count}", self.shown_text(&name)?));
                 }
             }
-            return Ok(Some(format!(
+            return Ok(Some(Rendered::Text(format!(
                 "{{{}{}}}",
                 items.join(", "),
                 more(dict.len())
-            )));
+            ))));
         }
         Ok(None)
     }
@@ -763,14 +866,18 @@ impl ShownFilter {
     }
 
     /// `shown_message` written as the JSON report writes it (`write_shown_string`), with no
-    /// copy of a kept one.
+    /// copy of a kept one, and a rendered one written from the one text it is rendered in.
     pub(crate) fn write_shown_message(&self, j: &Judged<'_>, out: &mut Vec<u8>) -> PyResult<()> {
         let at = self.outcome_at(&j.outcome)?;
         if self
             .bare(at, j, |bare| write_shown_string(bare.as_bytes(), out))
             .is_none()
         {
-            write_shown_string(self.message_at(at, j)?.as_bytes(), out);
+            let mut text = String::with_capacity(128);
+            self.push_text(at, j, &mut text)?;
+            let text = cap(text, self.max_chars);
+            let name = str_text(j.name.cast::<PyString>()?)?;
+            write_shown_string(shown_part(&text, &name).as_bytes(), out);
         }
         Ok(())
     }
@@ -795,13 +902,21 @@ impl ShownFilter {
 
 /// An explanation without the check's name in front (`name: `), when it starts with it.
 fn shown_of(text: String, name: &str) -> String {
-    match text
-        .strip_prefix(name)
-        .and_then(|rest| rest.strip_prefix(": "))
-    {
+    match shown_rest(&text, name) {
         Some(rest) => rest.to_owned(),
         None => text,
     }
+}
+
+/// `shown_of`, borrowed.
+fn shown_part<'t>(text: &'t str, name: &str) -> &'t str {
+    shown_rest(text, name).unwrap_or(text)
+}
+
+/// What follows `name: ` at the start of `text`.
+fn shown_rest<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    text.strip_prefix(name)
+        .and_then(|rest| rest.strip_prefix(": "))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
