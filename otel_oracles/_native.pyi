@@ -1096,6 +1096,11 @@ class PatternSearch:
     """Which of some patterns occur in a text, ignoring case as ``str.lower()`` does."""
 
     def __new__(cls, patterns: Sequence[str]) -> PatternSearch: ...
+    @property
+    def strings_only(self) -> bool:
+        """Whether every pattern occurs, wherever it does, within one string of a scan text
+        (never in or across its JSON syntax, numbers or literals), so that ``violations``
+        searches a step's strings instead of its written text."""
     def occurring(self, text: str) -> list[int]:
         """Indexes of the patterns that occur in ``text``, ascending."""
     def violations(

@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from otel_oracles._native import PatternSearch
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.step import (
@@ -59,6 +60,25 @@ ONE_LINE_PATTERNS: tuple[str, ...] = tuple(p for p in PATTERNS if "\n" not in p)
 does not hold verbatim after it (``python/src/scan.rs``, ``Aside``), and must find the same
 patterns as a search of the whole text."""
 
+STRING_PATTERNS: tuple[str, ...] = (
+    *(p for p in ONE_LINE_PATTERNS if p != '"'),
+    "\u03c2",
+    "\u03a3",
+    "\\n",
+    "\\",
+    "rue x",
+    "pm install",
+    ":/",
+    "y, z",
+    "\u212a",
+)
+"""Patterns that occur within one string of a scan text only (``scan::within_strings``: no
+quote, no line break, none made of the JSON's punctuation, numbers and literals alone): the
+search then writes no JSON, only each string between quotes as the JSON writes it and the
+lines of strings it lacks (``python/src/scan.rs``, ``Strings::Pieces``). Among them: both
+sigmas (whose lower-casing depends on the characters around), escapes, letters next to a
+space or a literal's letters, punctuation the JSON also writes."""
+
 
 @functools.cache
 def captured_steps() -> list[Step]:
@@ -95,7 +115,7 @@ def assert_same(step: Step) -> None:
     if expected[0] != "text":
         return
     t = Trajectory(steps=[step.model_copy(update={"index": 0})])
-    for patterns in (PATTERNS, ONE_LINE_PATTERNS):
+    for patterns in (PATTERNS, ONE_LINE_PATTERNS, STRING_PATTERNS):
         assert [v.pattern for v in t.find_network_violations(patterns)] == (
             [patterns[i] for i in ref.occurring(patterns, expected[1])]
             if step.raw is not None or step.is_tool
@@ -416,7 +436,8 @@ def test_one_buffer_holds_one_step_at_a_time() -> None:
     assert [(v.step_index, v.pattern) for v in found] == reference
 
 
-def test_trajectories_scan_in_one_call_as_step_by_step() -> None:
+@pytest.mark.parametrize("patterns", [PATTERNS, STRING_PATTERNS, DEFAULT_NETWORK_PATTERNS])
+def test_trajectories_scan_in_one_call_as_step_by_step(patterns: tuple[str, ...]) -> None:
     # The core's walk over whole trajectories (skipping model calls, AgentBench steps all
     # scanned, hits in step then pattern order) against the reference, step by step.
     steps = captured_steps() + list(agentbench_steps())
@@ -424,11 +445,56 @@ def test_trajectories_scan_in_one_call_as_step_by_step() -> None:
         (step.index, step.tool, pattern)
         for step in steps
         if step.raw is not None or step.is_tool
-        for pattern in (PATTERNS[i] for i in ref.occurring(PATTERNS, ref.scan_text(step)))
+        for pattern in (patterns[i] for i in ref.occurring(patterns, ref.scan_text(step)))
     ]
-    found = network_violations(steps, PATTERNS)
+    found = network_violations(steps, patterns)
     assert len(found) > 10
     assert [(v.step_index, v.tool, v.pattern) for v in found] == reference
+
+
+def test_which_searches_read_the_strings_alone() -> None:
+    # The usual list and STRING_PATTERNS are searched in the strings alone; a quote, a line
+    # break, or a pattern the JSON around the strings may hold needs the written text.
+    assert PatternSearch(DEFAULT_NETWORK_PATTERNS).strings_only
+    assert PatternSearch(STRING_PATTERNS).strings_only
+    assert PatternSearch(("YARN INSTALL", "", "\u0130")).strings_only
+    for odd in ('"', "\n", "null", "True", "nan", "in", "1", "1E+5", ": ", ", ", "]", "{"):
+        assert not PatternSearch(("curl", odd)).strings_only, odd
+
+
+def test_strings_are_searched_apart_from_each_other() -> None:
+    # Where strings, keys and numbers meet in the JSON only punctuation and quotes stand
+    # between them: no pattern found across them; escapes are searched as written (a line
+    # break before "pm install" writes "\npm install"), and the unescaped string too.
+    patterns = ("curl", "npm install", "null", "1e", "\u03c2", "\\")
+    search = PatternSearch(patterns)
+    assert not search.strings_only
+    quiet = Step(index=0, kind=StepKind.COMMAND, tool="bash").model_copy(
+        update={"arguments": {"cu": "rl", "x": ["np", "m install"], "n": None, "ul": "l"}}
+    )
+    escaped = Step(index=1, kind=StepKind.COMMAND, tool="bash").model_copy(
+        update={"arguments": {"c": "\npm install", "\u03a3": "A\u03a3"}}
+    )
+    raw = Step(index=2, kind=StepKind.TOOL_CALL, raw={"a": {"cu": "rl", "k": "\npm install"}})
+    steps = [quiet, escaped, raw]
+    for chosen in (patterns, patterns[:2], patterns[4:], ("npm install", "\u03c2")):
+        found = network_violations(steps, chosen)
+        reference = [
+            (step.index, chosen[i])
+            for step in steps
+            for i in ref.occurring(chosen, ref.scan_text(step))
+        ]
+        assert [(v.step_index, v.pattern) for v in found] == reference
+    found = network_violations(steps, ("npm install", "\u03c2", "cu", "rl"))
+    assert [(v.step_index, v.pattern) for v in found] == [
+        (0, "cu"),
+        (0, "rl"),
+        (1, "npm install"),
+        (1, "\u03c2"),
+        (2, "npm install"),
+        (2, "cu"),
+        (2, "rl"),
+    ]
 
 
 def test_int_digit_limit_is_the_interpreters() -> None:

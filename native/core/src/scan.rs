@@ -23,6 +23,46 @@
 //! [`Patterns`] answers which of several patterns occur in a text in one linear pass
 //! (Aho-Corasick), instead of one substring search per pattern.
 //!
+//! # Where a pattern can occur: the strings alone
+//!
+//! Which patterns occur in a scan text is what `no_network` asks of every scanned step,
+//! and writing the sorted JSON costs more than searching it. [`within_strings`] says of a
+//! pattern (lower-cased as [`Patterns`] holds it) that wherever it occurs in a scan text
+//! it occurs inside one *piece*: one string's or key's content as the JSON writes it
+//! (between its quotes, escapes written), or one line of the strings after the JSON. When
+//! every pattern of a search is such, the search may be made over the pieces alone, in
+//! any order, each between separators no pattern holds, with no JSON written. The proof:
+//!
+//! 1. A scan text is, in order: the JSON, gaps and pieces in turn, each piece between
+//!    the quotes that open and close its string (escaped quotes inside it are the
+//!    piece's); then, per line of strings, a line break and the line. A gap holds only the
+//!    JSON's punctuation `{` `}` `[` `]` `,` `:`, spaces, and the text of numbers (digits,
+//!    `-`, `+`, `.`, `e` or `E` in Python's spellings, `NaN`, `Infinity`) and of `true`,
+//!    `false`, `null`.
+//! 2. So every piece is bounded on each side by a quote or a line break (or the text's
+//!    end), and a pattern holding neither contains no bound: an occurrence lies inside
+//!    one piece or inside one gap.
+//! 3. Inside a gap, lower-cased, the ASCII letters come in whole runs that are among
+//!    `null`, `true`, `false`, `nan`, `infinity` and `e` ([`GAP_WORDS`]); the other bytes
+//!    are punctuation, spaces, digits, `-`, `+`, `.`. A pattern holding another byte, or
+//!    a run of letters (bounded in the pattern by other bytes or its ends) that is in no
+//!    gap word, does not occur in a gap.
+//! 4. Case: a text whose bytes are ASCII is lower-cased byte by byte (what `str.lower`
+//!    does to ASCII characters), another by Python's `str.lower`: character by character
+//!    except for `Σ`, which becomes `ς` or `σ` by the cased and case-ignorable characters
+//!    around it. A quote and a line break are neither cased nor case-ignorable, so that
+//!    look stops at a piece's bounds (a `:`, which is case-ignorable, never touches a
+//!    piece: the key's closing quote stands between). A piece therefore lower-cases the
+//!    same alone, between such bounds, as in the text, and the lower-cased text is its
+//!    lower-cased pieces and gaps put together: the same patterns occur in the pieces,
+//!    searched between quotes and line breaks, as in the text.
+//!
+//! A string that the JSON writes with escapes (a quote, a backslash, a control
+//! character) is searched as written: an escape's letters can complete a pattern (`\npm
+//! install` holds `npm install`), and the line of strings holding it unescaped is a piece
+//! too. A pattern holding a quote, a line break, or only gap text (`null`, `1.5`, `: `,
+//! `in`) leaves the search to the written text.
+//!
 //! The input is untrusted: the values walked are bounded in depth by their readers,
 //! the nested-JSON reader keeps an explicit stack (no recursion on the input's nesting) and
 //! refuses text nested past [`NESTED_JSON_MAX_DEPTH`] levels, and the output is at most
@@ -95,6 +135,39 @@ pub fn write_sorted(value: &Value<'_>, out: &mut Vec<u8>) {
             out.push(b'}');
         }
     }
+}
+
+/// The lower-cased runs of ASCII letters a scan text holds outside its strings: `null`,
+/// `true`, `false`, the `NaN` and `Infinity` `json.dumps` writes, and the exponent of a
+/// float (`1e+16`). See the module notes, point 3.
+pub const GAP_WORDS: [&[u8]; 6] = [b"null", b"true", b"false", b"nan", b"infinity", b"e"];
+
+/// Whether every occurrence of `pattern` (bytes of lower-cased text, as [`Patterns`] holds
+/// them) in a scan text lies inside one string's written content or one line of strings,
+/// never in or across the JSON around them (the module notes' proof): it holds no quote
+/// and no line break, and cannot occur in the text between strings (a byte no such text
+/// holds, or a run of letters that is in no [`GAP_WORDS`]). The empty pattern occurs in
+/// any text, so anywhere it is searched.
+pub fn within_strings(pattern: &[u8]) -> bool {
+    if pattern.is_empty() {
+        return true;
+    }
+    if pattern.iter().any(|b| matches!(b, b'"' | b'\n')) {
+        return false;
+    }
+    let in_gaps = |b: &u8| b.is_ascii_alphanumeric() || b"{}[],: -+.".contains(b);
+    if !pattern.iter().all(in_gaps) {
+        return true;
+    }
+    pattern
+        .split(|b| !b.is_ascii_alphabetic())
+        .filter(|run| !run.is_empty())
+        .any(|run| {
+            let run = run.to_ascii_lowercase();
+            !GAP_WORDS
+                .iter()
+                .any(|word| word.windows(run.len()).any(|w| w == run.as_slice()))
+        })
 }
 
 /// What the nested-JSON reader needs to know of the interpreter: Python refuses to read an
@@ -929,6 +1002,156 @@ mod tests {
         alone.clear();
         collect_str(b"[\"x\"]", SCAN_MAX_DEPTH + 1, LIMITS, &bump, &mut alone);
         assert_eq!(alone, b"");
+    }
+
+    #[test]
+    fn which_patterns_occur_within_strings_only() {
+        // The no_network list: each holds a byte or a run of letters no gap holds
+        // (`yarn install` is letters and a space only, but `yarn` is no gap word).
+        for pattern in [
+            "curl",
+            "fetch(",
+            "https://",
+            "requests.",
+            "yarn install",
+            "go get",
+            "k",
+            "rue x",
+            "\\u",
+            "é",
+            "",
+        ] {
+            assert!(within_strings(pattern.as_bytes()), "{pattern:?}");
+        }
+        // A quote or a line break crosses a bound; the others occur in gaps.
+        for pattern in [
+            "\"",
+            "a\nb",
+            "null",
+            "ull",
+            "rue",
+            "nan",
+            "in",
+            "infinity",
+            "-infinity",
+            "e",
+            "1e+5",
+            "1.5",
+            "-",
+            ", ",
+            ": ",
+            "[]",
+            "{",
+            "} ",
+            "true, false",
+            "nan, null",
+        ] {
+            assert!(!within_strings(pattern.as_bytes()), "{pattern:?}");
+        }
+        // Every gap text a writer makes is made of gap words and gap bytes only.
+        let gaps = "{}[], : 0123456789-+.e E NaN Infinity -Infinity true false null 1e+16 5e-324";
+        for run in gaps.as_bytes().split(|b| !b.is_ascii_alphabetic()) {
+            if !run.is_empty() {
+                assert!(!within_strings(&run.to_ascii_lowercase()), "{run:?}");
+            }
+        }
+    }
+
+    /// Random values written as their sorted JSON and as their pieces (strings and keys
+    /// between quotes, escaped, in the values' order, no punctuation): a pattern that
+    /// occurs within strings only occurs in one exactly when in the other.
+    #[test]
+    fn patterns_within_strings_occur_in_the_pieces_as_in_the_json() {
+        struct Random<'a> {
+            state: u64,
+            bump: &'a Bump,
+        }
+        impl<'a> Random<'a> {
+            fn below(&mut self, n: usize) -> usize {
+                self.state ^= self.state << 13;
+                self.state ^= self.state >> 7;
+                self.state ^= self.state << 17;
+                (self.state % n as u64) as usize
+            }
+            fn text(&mut self) -> &'a [u8] {
+                const WORDS: [&[u8]; 15] = [
+                    b"curl", b"yarn", b" ", b"install", b"\\", b"\"", b"\n", b"npm", b"pm", b"x",
+                    b"null", b"e", b"1", b":", b"\x01",
+                ];
+                let parts: Vec<u8> = (0..self.below(4))
+                    .flat_map(|_| WORDS[self.below(WORDS.len())].to_vec())
+                    .collect();
+                self.bump.alloc_slice_copy(&parts)
+            }
+            fn leaf(&mut self) -> Value<'a> {
+                const NUMBERS: [&[u8]; 6] =
+                    [b"1", b"-0.5", b"1e+16", b"NaN", b"-Infinity", b"5e-324"];
+                match self.below(5) {
+                    0 => Value::Null,
+                    1 => Value::Bool(self.below(2) == 0),
+                    2 => Value::Number(NUMBERS[self.below(NUMBERS.len())]),
+                    _ => Value::Str(self.text()),
+                }
+            }
+        }
+        fn pieces(value: &Value<'_>, out: &mut Vec<u8>) {
+            match value {
+                Value::Str(text) => write_string(*text, out),
+                Value::Arr(items) => items.iter().for_each(|item| pieces(item, out)),
+                Value::Obj(entries) => {
+                    for (key, item) in entries {
+                        write_string(*key, out);
+                        pieces(item, out);
+                    }
+                }
+                Value::Null | Value::Bool(_) | Value::Number(_) => {}
+            }
+        }
+        let given = [
+            "yarn install",
+            "npm install",
+            "curl",
+            "x:",
+            "\\\"",
+            "pm",
+            "null",
+            "1e",
+        ];
+        let patterns = Patterns::new(&given).expect("patterns");
+        let only: Vec<bool> = given.iter().map(|p| within_strings(p.as_bytes())).collect();
+        assert_eq!(only, [true, true, true, true, false, true, false, false]);
+        let bump = Bump::new();
+        let mut random = Random {
+            state: 0x2545_f491_4f6c_dd1d,
+            bump: &bump,
+        };
+        let mut differ = 0;
+        for _ in 0..3000 {
+            let items: Vec<Value<'_>> = (0..random.below(5)).map(|_| random.leaf()).collect();
+            let mut entries: Vec<(&[u8], Value<'_>)> = vec![(b"list", Value::Arr(items))];
+            for _ in 0..random.below(5) {
+                let key = random.text();
+                if entries.iter().all(|(k, _)| *k != key) {
+                    let leaf = random.leaf();
+                    entries.push((key, leaf));
+                }
+            }
+            let value = Value::Obj(entries);
+            let mut json = Vec::new();
+            write_sorted(&value, &mut json);
+            let mut written = Vec::new();
+            pieces(&value, &mut written);
+            let (in_json, in_pieces) = (patterns.occurring(&json), patterns.occurring(&written));
+            differ += usize::from(in_json != in_pieces);
+            let keep = |found: Vec<usize>| -> Vec<usize> {
+                found.into_iter().filter(|&i| only[i]).collect()
+            };
+            let shown = String::from_utf8_lossy(&json).into_owned();
+            assert_eq!(keep(in_json), keep(in_pieces), "{shown}");
+        }
+        // The test can fail: the patterns that may occur in the JSON around the strings
+        // are found in one and not the other.
+        assert!(differ > 100, "{differ}");
     }
 
     #[test]

@@ -12,6 +12,15 @@
 //! answers that it did not write, and the caller asks the library whose rules define the
 //! text (pydantic's `model_dump(mode="json")` for a step's fields, `json.dumps(default=str)`
 //! for an AgentBench object): the text is theirs by construction.
+//!
+//! A search whose patterns all occur within strings only (`scan::within_strings`, proved in
+//! `scan`'s notes) needs no JSON: the same walk, refusing the same values, writes only the
+//! pieces ([`Writer::pieces`]): every string and key between its quotes as the JSON writes
+//! it, and after them the lines of strings the JSON does not hold as a piece (those of
+//! strings with escapes, and those holding JSON with the strings inside); a line of a
+//! string written unescaped is that string's piece, already there. Each piece of the scan
+//! text is then a piece of what is searched, and nothing else is, all between quotes and
+//! line breaks: the same patterns occur. No key is sorted and no number written.
 
 use std::borrow::Cow;
 
@@ -46,6 +55,12 @@ enum Floats {
 struct Writer<'b> {
     floats: Floats,
     max_depth: usize,
+    /// Only the pieces a search of patterns that occur within strings needs
+    /// ([`PatternSearch::violations`], `scan::within_strings`): each string and key
+    /// written between its quotes as the JSON writes it, in the values' own order, with no
+    /// punctuation, numbers or literals (and no sorting of keys), and the lines the
+    /// [`Aside`] takes. Which values are written, or refused, is the same.
+    pieces: bool,
     /// What Python raised while a value was written (the digits of an integer longer than
     /// it converts): the value is then not written, and `scan_data` raises it as
     /// `json.dumps` did.
@@ -85,8 +100,17 @@ impl<'b> Writer<'b> {
         Self {
             floats,
             max_depth,
+            pieces: false,
             error: None,
             aside: None,
+        }
+    }
+
+    /// A writer of the pieces alone (see [`Writer::pieces`]).
+    fn pieces(floats: Floats, max_depth: usize) -> Self {
+        Self {
+            pieces: true,
+            ..Self::new(floats, max_depth)
         }
     }
 
@@ -96,7 +120,14 @@ impl<'b> Writer<'b> {
         let before = out.len();
         write_string(text, out);
         if let Some(aside) = &mut self.aside {
-            if !verbatim(text, out.len() - before) || scan::holds_container(text) {
+            // Written pieces are lower-cased alone whatever their characters, so a piece
+            // already holds what the line of an unescaped non-ASCII string would.
+            let as_is = if self.pieces {
+                out.len() - before == text.len() + 2
+            } else {
+                verbatim(text, out.len() - before)
+            };
+            if !as_is || scan::holds_container(text) {
                 scan::collect_str(text, depth, aside.limits, aside.bump, aside.out);
             }
         }
@@ -119,16 +150,21 @@ impl<'b> Writer<'b> {
             };
         }
         if object.is_none() {
-            out.extend_from_slice(b"null");
+            if !self.pieces {
+                out.extend_from_slice(b"null");
+            }
             return true;
         }
         if object.is_exact_instance_of::<PyBool>() {
-            let truth = object.is(PyBool::new(object.py(), true));
-            out.extend_from_slice(if truth { b"true" } else { b"false" });
+            if !self.pieces {
+                let truth = object.is(PyBool::new(object.py(), true));
+                out.extend_from_slice(if truth { b"true" } else { b"false" });
+            }
             return true;
         }
         if object.is_exact_instance_of::<PyInt>() {
             return match object.extract::<i64>() {
+                Ok(_) if self.pieces => true,
                 Ok(n) => {
                     write_int(n, out);
                     true
@@ -136,6 +172,7 @@ impl<'b> Writer<'b> {
                 // Python's own digits (it refuses more than `sys.get_int_max_str_digits()`).
                 Err(_) => match object.str() {
                     Ok(digits) => match digits.to_str() {
+                        Ok(_) if self.pieces => true,
                         Ok(digits) => {
                             out.extend_from_slice(digits.as_bytes());
                             true
@@ -150,6 +187,9 @@ impl<'b> Writer<'b> {
             };
         }
         if let Ok(float) = object.cast_exact::<PyFloat>() {
+            if self.pieces {
+                return true;
+            }
             let x = float.value();
             match self.floats {
                 Floats::PydanticJson if !x.is_finite() => out.extend_from_slice(b"null"),
@@ -177,6 +217,11 @@ impl<'b> Writer<'b> {
         depth: usize,
         out: &mut Vec<u8>,
     ) -> bool {
+        if self.pieces {
+            return items
+                .into_iter()
+                .all(|item| self.json(&item, depth + 1, out));
+        }
         out.push(b'[');
         for (i, item) in items.enumerate() {
             if i > 0 {
@@ -193,6 +238,9 @@ impl<'b> Writer<'b> {
     /// A dict (at `depth`; its values at `depth` + 1), its entries written in the order of
     /// their keys' code points.
     fn dict(&mut self, dict: &Bound<'_, PyDict>, depth: usize, out: &mut Vec<u8>) -> bool {
+        if self.pieces {
+            return self.dict_pieces(dict, depth, out);
+        }
         let mut keys: Vec<(Bound<'_, PyString>, Bound<'_, PyAny>)> = Vec::with_capacity(dict.len());
         for (key, item) in dict.iter() {
             let Ok(key) = key.cast_into_exact::<PyString>() else {
@@ -233,6 +281,36 @@ impl<'b> Writer<'b> {
             }
         }
         out.push(b'}');
+        true
+    }
+
+    /// [`Writer::dict`]'s pieces: its keys and values in the dict's order, each key
+    /// refused where `dict` refuses it.
+    fn dict_pieces(&mut self, dict: &Bound<'_, PyDict>, depth: usize, out: &mut Vec<u8>) -> bool {
+        for (key, item) in dict.iter() {
+            let Ok(key) = key.cast_into_exact::<PyString>() else {
+                return false;
+            };
+            let bytes = match key.to_str() {
+                Ok(text) => Cow::Borrowed(text.as_bytes()),
+                Err(_) if self.floats == Floats::PydanticJson => return false,
+                Err(_) => match str_bytes(&key) {
+                    Ok(bytes) => bytes,
+                    Err(_) => return false,
+                },
+            };
+            let before = out.len();
+            write_string(&*bytes, out);
+            if let Some(aside) = &mut self.aside {
+                if depth <= scan::SCAN_MAX_DEPTH && out.len() - before != bytes.len() + 2 {
+                    aside.out.push(b'\n');
+                    aside.out.extend_from_slice(&bytes);
+                }
+            }
+            if !self.json(&item, depth + 1, out) {
+                return false;
+            }
+        }
         true
     }
 }
@@ -461,11 +539,18 @@ impl ScanFields {
             present.push(Some(value));
         }
         let start = out.len();
-        let mut writer = Writer::new(Floats::PydanticJson, MAX_READ_DEPTH);
+        let pieces = matches!(strings_of, Strings::Pieces(..));
+        let mut writer = if pieces {
+            Writer::pieces(Floats::PydanticJson, MAX_READ_DEPTH)
+        } else {
+            Writer::new(Floats::PydanticJson, MAX_READ_DEPTH)
+        };
         let (in_order, aside) = match strings_of {
             Strings::Left => (None, None),
             Strings::All(limits) => (Some(limits), None),
-            Strings::Searched(limits, aside) => (None, Some((limits, aside))),
+            Strings::Searched(limits, aside) | Strings::Pieces(limits, aside) => {
+                (None, Some((limits, aside)))
+            }
         };
         let aside_start = aside.as_ref().map_or(0, |(_, aside)| aside.len());
         if let Some((limits, aside)) = aside {
@@ -475,13 +560,15 @@ impl ScanFields {
                 out: aside,
             });
         }
-        out.push(b'{');
+        if !pieces {
+            out.push(b'{');
+        }
         let mut first = true;
         for &i in &self.sorted {
             let Some(value) = &present[i] else {
                 continue;
             };
-            if !first {
+            if !first && !pieces {
                 out.extend_from_slice(b", ");
             }
             first = false;
@@ -494,7 +581,9 @@ impl ScanFields {
                     aside.out.extend_from_slice(name);
                 }
             }
-            out.extend_from_slice(b": ");
+            if !pieces {
+                out.extend_from_slice(b": ");
+            }
             let written = match value {
                 FieldValue::Data(data) => writer.json(data, 1, out),
                 FieldValue::Text(text) => match str_bytes(text) {
@@ -513,7 +602,9 @@ impl ScanFields {
                 return Ok(false);
             }
         }
-        out.push(b'}');
+        if !pieces {
+            out.push(b'}');
+        }
         if let Some(limits) = in_order {
             for (field, value) in self.fields.iter().zip(&present) {
                 let Some(value) = value else {
@@ -540,6 +631,10 @@ enum Strings<'b> {
     /// Only those the JSON does not hold verbatim, appended to the buffer given as they are
     /// met, for a search of patterns none of which holds a line break ([`Aside`]).
     Searched(Limits, &'b mut Vec<u8>),
+    /// No JSON: only its pieces (each string and key between its quotes, as written), and
+    /// the lines the JSON does not hold as a piece, appended to the buffer given, for a
+    /// search of patterns that occur within strings only ([`Writer::pieces`]).
+    Pieces(Limits, &'b mut Vec<u8>),
 }
 
 impl Field {
@@ -621,18 +716,23 @@ fn scan_data<'py>(
 #[pyfunction]
 fn raw_json<'py>(raw: &Bound<'py, PyDict>) -> PyResult<Option<Bound<'py, PyString>>> {
     let mut out = Vec::new();
-    if raw_json_into(raw, &mut out) {
+    if raw_json_into(raw, false, &mut out) {
         to_str(raw.py(), &out).map(Some)
     } else {
         Ok(None)
     }
 }
 
-/// [`raw_json`] appended to `out`: whether it was written (`out` is left as it was when
-/// not).
-fn raw_json_into(raw: &Bound<'_, PyDict>, out: &mut Vec<u8>) -> bool {
+/// [`raw_json`] appended to `out` (only its pieces when `pieces`: [`Writer::pieces`]):
+/// whether it was written (`out` is left as it was when not).
+fn raw_json_into(raw: &Bound<'_, PyDict>, pieces: bool, out: &mut Vec<u8>) -> bool {
     let start = out.len();
-    let written = Writer::new(Floats::JsonDumps, MAX_READ_DEPTH).json(raw.as_any(), 0, out);
+    let mut writer = if pieces {
+        Writer::pieces(Floats::JsonDumps, MAX_READ_DEPTH)
+    } else {
+        Writer::new(Floats::JsonDumps, MAX_READ_DEPTH)
+    };
+    let written = writer.json(raw.as_any(), 0, out);
     if !written {
         out.truncate(start);
     }
@@ -648,6 +748,9 @@ pub struct PatternSearch {
     /// Whether a pattern holds a line break (it may then span a scan text's lines, and a
     /// step's whole text is searched, not only the lines its JSON lacks: [`Aside`]).
     spans_lines: bool,
+    /// Whether every pattern occurs within strings only (`scan::within_strings`): a step's
+    /// pieces are then searched instead of its text ([`Strings::Pieces`]).
+    strings_only: bool,
 }
 
 #[pymethods]
@@ -664,11 +767,23 @@ impl PatternSearch {
             })
             .collect::<PyResult<Vec<Vec<u8>>>>()?;
         let spans_lines = lowered.iter().any(|p| p.contains(&b'\n'));
+        let strings_only = lowered
+            .iter()
+            .all(|p| scan::within_strings(&p.to_ascii_lowercase()));
         let patterns = Patterns::new(&lowered).map_err(PyValueError::new_err)?;
         Ok(Self {
             patterns,
             spans_lines,
+            strings_only,
         })
+    }
+
+    /// Whether every pattern occurs, wherever it does, within one string of a scan text
+    /// (never in or across its JSON syntax, numbers or literals), so that `violations`
+    /// searches a step's strings instead of its written text.
+    #[getter]
+    fn strings_only(&self) -> bool {
+        self.strings_only
     }
 
     /// Indexes of the patterns that occur in `text` (case-insensitively), ascending.
@@ -685,9 +800,12 @@ impl PatternSearch {
     /// A step's text is written from its fields by `fields` (with its strings) or from
     /// its raw object as [`raw_json`] does, into one buffer the walk reuses, and searched
     /// there. When no pattern holds a line break, of the strings after the JSON only those
-    /// the JSON does not hold verbatim are written ([`Aside`]: the same patterns occur).
-    /// The text searched: an ASCII text (the usual one) is lower-cased in place and never becomes a
-    /// Python string; any other text is made one and lower-cased by Python
+    /// the JSON does not hold verbatim are written ([`Aside`]: the same patterns occur);
+    /// when every pattern occurs within strings only (the usual lists:
+    /// `scan::within_strings`), no JSON is written, only the strings' pieces
+    /// ([`Strings::Pieces`]: the same patterns occur, by the proof in `scan`'s notes).
+    /// The text searched: an ASCII text (the usual one) is lower-cased in place and never
+    /// becomes a Python string; any other text is made one and lower-cased by Python
     /// ([`PatternSearch::occurring`]). Where a writer does not write (a value that is not
     /// plain data) the text is `fallback(step)` (`Step.scan_text`, which lets the library
     /// whose rules define the text write it). No text is kept: writing a step's text again
@@ -729,14 +847,18 @@ impl PatternSearch {
             bump.reset();
             let written = match &raw {
                 Some(raw) => match raw.cast::<PyDict>() {
-                    Ok(raw) => raw_json_into(raw, &mut text),
+                    Ok(raw) => raw_json_into(raw, self.strings_only, &mut text),
                     Err(_) => false,
                 },
                 None if self.spans_lines => {
                     fields.write_into(&values, Strings::All(limits), &bump, &mut text)?
                 }
                 None => {
-                    let strings_of = Strings::Searched(limits, &mut aside);
+                    let strings_of = if self.strings_only {
+                        Strings::Pieces(limits, &mut aside)
+                    } else {
+                        Strings::Searched(limits, &mut aside)
+                    };
                     let written = fields.write_into(&values, strings_of, &bump, &mut text)?;
                     text.extend_from_slice(&aside);
                     written
