@@ -514,12 +514,13 @@ class VerdictRecords:
         spans: list[Any] | ProtoRequest,
         logs: list[Any] | ProtoRequest,
         batch: int,
+        tally: GradeTally | None = None,
     ) -> int:
         """Appends the records of ``results[start:]`` (verdict, trajectory) to ``spans`` and
         ``logs`` (one time stamp a verdict) and returns the index after the last verdict
         built: the first after which either holds ``batch`` records, else the end. Lists get
         the items; two ``ProtoRequest``s get the records written as OTLP protobuf (the bytes
-        ``encode_*_proto`` makes of the items)."""
+        ``encode_*_proto`` makes of the items). ``tally`` counts each verdict built."""
 
 @final
 class ProtoRequest:

@@ -321,6 +321,12 @@ class Tally:
         self._m = metrics
         self._core = GradeTally(LABELS, list(metrics.duration_buckets_s))
 
+    @property
+    def core(self) -> GradeTally:
+        """The core's counts, for a caller that counts in the core itself (the records'
+        builder, ``VerdictRecords.build``, counts each verdict it builds)."""
+        return self._core
+
     def add(self, verdict: Verdict, trajectory: Trajectory | None) -> None:
         self._core.add([(verdict, trajectory)])
 

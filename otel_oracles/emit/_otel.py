@@ -27,7 +27,8 @@ Tracer/Logger (per-value attribute re-validation, span processors) and the SDK o
 matters: emission cost more than grading (docs/performance-history.md, G4).
 Metrics go through the emitter's own MeterProvider: they are aggregated, so the periodic
 reader cannot drop them, and ``shutdown`` performs the final collection. The verdict metrics
-are counted by the core (``GradeTally``) for a whole call and added to each collection by
+are counted by the core (``GradeTally``), by the record builder as it builds each verdict's
+records (from the fields and labels it read for them), and added to each collection by
 the exporter it is handed to (``GraderMetrics.attach``), not recorded through the SDK's
 instruments; an SDK metric exporter a caller supplies is wrapped for that
 (``SuppliedMetricExporter``: cumulative unless the temporality preference variable says
@@ -279,17 +280,19 @@ class OtelEmitter(Emitter):
         ok = True
         batch = self.settings.max_export_batch_size
         tally = self._metrics.tally() if self.settings.metrics else None
+        # The builder counts each verdict in the tally as it builds its records, from the
+        # fields and labels it read for them.
+        counter = tally.core if tally is not None else None
         spans, logs = self._pending["traces"], self._pending["logs"]
         pairs = results if type(results) is list else list(results)
         at = 0
         while at < len(pairs):
-            at = self._builder.build(pairs, at, spans, logs, batch)
+            at = self._builder.build(pairs, at, spans, logs, batch, counter)
             if len(spans) >= batch:
                 ok &= self._ship("traces")
             if len(logs) >= batch:
                 ok &= self._ship("logs")
         if tally is not None:
-            tally.add_all(pairs)
             tally.flush()
         for signal in RECORD_SIGNALS:
             ok &= self._ship(signal)

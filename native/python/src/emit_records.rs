@@ -32,7 +32,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 
 use crate::encode::{attributes, severity_number, text, ProtoRequest, Skipped};
 use crate::evidence::StepFields;
-use crate::grade_tally::VerdictLabels;
+use crate::grade_tally::{count_fields, Generation, GradeTally, ResultKey, Tallied, VerdictLabels};
 use crate::scrub::{str_text, Judged, ShownFilter};
 use crate::slots::{Fallback, SlotClass};
 
@@ -144,9 +144,6 @@ const LOG_FIELDS: [&str; 8] = [
 /// subject label, as the emitter passes them.
 type HelperFns = (Py<ShownFilter>, Py<PyAny>, Py<VerdictLabels>, Py<PyAny>);
 
-/// A trajectory's provider and model labels (`VerdictLabels::generation`).
-type Generation<'py> = (Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
-
 /// The Python the records are built with (see the module's text).
 struct Helpers {
     attrs: Py<PyAny>,
@@ -167,6 +164,8 @@ type Pairs<'py> = Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)>;
 /// One check's records: the runs every result with the same check, outcome and
 /// explanation shares, the result's own attributes, and the span it points at.
 struct Check<'py> {
+    /// The result's check name, oracle type and outcome (what the tally counts it by).
+    key: ResultKey<'py>,
     shared: Run<'py>,
     extra: Pairs<'py>,
     pointed: Option<String>,
@@ -275,12 +274,20 @@ struct GradeSpan<'py> {
     status: Option<String>,
 }
 
-/// A verdict's fields the records read more than once.
+/// A verdict's fields the records read more than once (or the tally reads too).
 struct Read<'py> {
     verdict: Bound<'py, PyAny>,
     contract_id: Bound<'py, PyAny>,
     contract_version: Bound<'py, PyAny>,
     contract_hash: Bound<'py, PyAny>,
+    /// The verdict's own `agent_name`.
+    agent: Bound<'py, PyAny>,
+    /// `Verdict.verdict`.
+    outcome: Bound<'py, PyAny>,
+    /// `Verdict.counts`' invariant failures, tolerated failures, budgets exhausted, missing
+    /// evidence and errors.
+    counts: [Bound<'py, PyAny>; 5],
+    duration_ns: Bound<'py, PyAny>,
     trace_id: Option<String>,
     root_span_id: Option<String>,
     results: Vec<Bound<'py, PyAny>>,
@@ -601,6 +608,9 @@ impl VerdictRecords {
     /// `batch` records (the caller ships them then), else `len(results)`. `spans` and `logs`
     /// are lists (of `SpanItem`s and `LogItem`s) or two `ProtoRequest`s, into which the
     /// records are written as OTLP protobuf (the bytes `encode_*_proto` makes of the items).
+    /// `tally` (a `GradeTally`) counts each verdict built, from the fields and labels the
+    /// records read: the tally read them again on its own, its labels' rules applied twice.
+    #[pyo3(signature = (results, start, spans, logs, batch, tally=None))]
     fn build(
         &self,
         results: &Bound<'_, PyList>,
@@ -608,7 +618,9 @@ impl VerdictRecords {
         spans: &Bound<'_, PyAny>,
         logs: &Bound<'_, PyAny>,
         batch: usize,
+        tally: Option<&Bound<'_, GradeTally>>,
     ) -> PyResult<usize> {
+        let mut tally = tally.map(Bound::try_borrow_mut).transpose()?;
         let py = results.py();
         if let (Ok(spans), Ok(logs)) = (spans.cast::<ProtoRequest>(), logs.cast::<ProtoRequest>()) {
             if spans.is(logs) {
@@ -632,6 +644,7 @@ impl VerdictRecords {
                     skipped: &mut skipped,
                 },
                 batch,
+                tally.as_deref_mut(),
             )?;
             skipped.log(py)?;
             return Ok(at);
@@ -642,7 +655,13 @@ impl VerdictRecords {
         let logs = logs
             .cast::<PyList>()
             .map_err(|_| PyValueError::new_err("VerdictRecords.build: logs: expected a list"))?;
-        self.build_into(results, start, Out::Items { spans, logs }, batch)
+        self.build_into(
+            results,
+            start,
+            Out::Items { spans, logs },
+            batch,
+            tally.as_deref_mut(),
+        )
     }
 }
 
@@ -654,8 +673,12 @@ impl VerdictRecords {
         start: usize,
         mut out: Out<'_, 'py>,
         batch: usize,
+        mut tally: Option<&mut GradeTally>,
     ) -> PyResult<usize> {
         let form = out.form();
+        // The tally's labels are the records' own: it takes the agent and generation labels
+        // made here.
+        let shares_labels = tally.as_ref().is_some_and(|t| t.asks(&self.helpers.labels));
         let mut labels: Option<(Bound<'py, PyAny>, Generation<'py>)> = None;
         let total = results.len();
         let mut i = start;
@@ -680,20 +703,64 @@ impl VerdictRecords {
             } else {
                 Vec::new()
             };
-            if self.grade_span {
-                let generation = match &labels {
+            let labelled = self.grade_span || shares_labels;
+            let generation = if labelled {
+                match &labels {
                     Some((held, found)) if held.is(&trajectory) => found.clone(),
                     _ => {
                         let found = self.helpers.labels.get().generation(&trajectory)?;
                         labels = Some((trajectory.clone(), found.clone()));
                         found
                     }
-                };
-                let span = self.grade_span(&read, trace, &trajectory, &generation, now)?;
+                }
+            } else {
+                (None, None)
+            };
+            let agent = if labelled {
+                self.helpers
+                    .labels
+                    .get()
+                    .agent_of(&read.agent, &trajectory)?
+            } else {
+                None
+            };
+            if self.grade_span {
+                let span = self.grade_span(&read, trace, &trajectory, &agent, &generation, now)?;
                 self.write_span(&read, &span, now, &checks, &mut out)?;
             }
             if self.log_events {
                 self.log_records(&read, trace, now, &checks, &mut out)?;
+            }
+            if let Some(tally) = tally.as_deref_mut() {
+                let [invariant, tolerated, exhausted, missing, _] = &read.counts;
+                let v = Tallied {
+                    verdict: &read.verdict,
+                    trajectory: &trajectory,
+                    contract_id: &read.contract_id,
+                    contract_version: &read.contract_version,
+                    agent: &read.agent,
+                    outcome: &read.outcome,
+                    counts: [invariant, tolerated, exhausted, missing],
+                    duration_ns: &read.duration_ns,
+                };
+                let known = shares_labels.then_some((&agent, &generation));
+                if checks.len() == read.results.len() {
+                    tally.count(&v, known, checks.iter().map(|c| Ok(c.key.clone())))?;
+                } else {
+                    let py = verdict.py();
+                    tally.count(
+                        &v,
+                        known,
+                        read.results.iter().map(|result| {
+                            let r = StepFields::new(result.clone());
+                            Ok((
+                                r.get(intern!(py, "name"))?,
+                                r.get(intern!(py, "oracle_type"))?,
+                                r.get(intern!(py, "outcome"))?,
+                            ))
+                        }),
+                    )?;
+                }
             }
             let (span_count, log_count) = out.lens();
             if span_count >= batch || log_count >= batch {
@@ -715,20 +782,35 @@ impl VerdictRecords {
         z ^ (z >> 31)
     }
 
+    /// The verdict's fields, from its instance `__dict__` (`StepFields`), as the tally
+    /// reads them.
     fn read<'py>(&self, verdict: &Bound<'py, PyAny>) -> PyResult<Read<'py>> {
         let py = verdict.py();
-        let results = verdict.getattr(intern!(py, "results"))?;
+        let f = StepFields::new(verdict.clone());
+        let results = f.get(intern!(py, "results"))?;
         let results = results
             .cast::<PyList>()
             .map_err(|_| PyValueError::new_err("Verdict.results: expected a list"))?
             .iter()
             .collect();
+        let counts = StepFields::new(f.get(intern!(py, "counts"))?);
+        let [invariant, tolerated, exhausted, missing] = count_fields(py);
         Ok(Read {
-            contract_id: verdict.getattr(intern!(py, "contract_id"))?,
-            contract_version: verdict.getattr(intern!(py, "contract_version"))?,
-            contract_hash: verdict.getattr(intern!(py, "contract_hash"))?,
-            trace_id: optional_text(&verdict.getattr(intern!(py, "trace_id"))?)?,
-            root_span_id: optional_text(&verdict.getattr(intern!(py, "root_span_id"))?)?,
+            contract_id: f.get(intern!(py, "contract_id"))?,
+            contract_version: f.get(intern!(py, "contract_version"))?,
+            contract_hash: f.get(intern!(py, "contract_hash"))?,
+            agent: f.get(intern!(py, "agent_name"))?,
+            outcome: f.get(intern!(py, "verdict"))?,
+            counts: [
+                counts.get(invariant)?,
+                counts.get(tolerated)?,
+                counts.get(exhausted)?,
+                counts.get(missing)?,
+                counts.get(intern!(py, "errors"))?,
+            ],
+            duration_ns: f.get(intern!(py, "duration_ns"))?,
+            trace_id: optional_text(&f.get(intern!(py, "trace_id"))?)?,
+            root_span_id: optional_text(&f.get(intern!(py, "root_span_id"))?)?,
             results,
             verdict: verdict.clone(),
         })
@@ -868,6 +950,7 @@ impl VerdictRecords {
             pointed = first;
         }
         Ok(Check {
+            key: (j.name, j.oracle_type, j.outcome),
             shared,
             extra,
             pointed,
@@ -1078,12 +1161,14 @@ impl VerdictRecords {
         Ok(None)
     }
 
-    /// The grade span's values; `trace` is the verdict's trace id (`trace_value`).
+    /// The grade span's values; `trace` is the verdict's trace id (`trace_value`), `agent`
+    /// and `generation` its agent's and its trajectory's labels.
     fn grade_span<'py>(
         &self,
         read: &Read<'py>,
         trace: Option<u128>,
         trajectory: &Bound<'py, PyAny>,
+        agent: &Option<Bound<'py, PyAny>>,
         generation: &Generation<'py>,
         now: u64,
     ) -> PyResult<GradeSpan<'py>> {
@@ -1091,9 +1176,7 @@ impl VerdictRecords {
         let verdict = &read.verdict;
         let n = &self.names;
         let name = |name: &Py<PyString>| name.bind(py).clone().into_any();
-        let counts = verdict.getattr(intern!(py, "counts"))?;
-        let count = |field: &Bound<'py, PyString>| counts.getattr(field);
-        let outcome = verdict.getattr(intern!(py, "verdict"))?;
+        let outcome = &read.outcome;
         let mut attrs = vec![
             (name(&n.verdict), outcome.clone()),
             (
@@ -1101,25 +1184,20 @@ impl VerdictRecords {
                 read.results.len().into_pyobject(py)?.into_any(),
             ),
         ];
+        let [invariant, tolerated, exhausted, missing, errors] = &read.counts;
         let numbers = [
-            (
-                count(intern!(py, "invariant_failures"))?,
-                &n.invariant_failures,
-            ),
-            (
-                count(intern!(py, "tolerated_failures"))?,
-                &n.tolerated_failures,
-            ),
-            (count(intern!(py, "budget_exhausted"))?, &n.budget_exhausted),
-            (count(intern!(py, "missing_evidence"))?, &n.missing_evidence),
-            (count(intern!(py, "errors"))?, &n.errors),
+            (invariant.clone(), &n.invariant_failures),
+            (tolerated.clone(), &n.tolerated_failures),
+            (exhausted.clone(), &n.budget_exhausted),
+            (missing.clone(), &n.missing_evidence),
+            (errors.clone(), &n.errors),
         ];
         for (value, key) in &numbers {
             attrs.push((name(key), value.clone()));
         }
         // Each label is a non-empty `str` or None.
-        if let Some(agent) = self.helpers.labels.get().agent(verdict, trajectory)? {
-            attrs.push((name(&n.agent_name), agent));
+        if let Some(agent) = agent {
+            attrs.push((name(&n.agent_name), agent.clone()));
         }
         let (provider, model) = generation;
         if let Some(provider) = provider {
@@ -1149,10 +1227,7 @@ impl VerdictRecords {
         };
         let span_id = self.next_random().max(1);
         let failed = !outcome.cast::<PyString>().is_ok_and(|s| s == "pass");
-        let duration = verdict
-            .getattr(intern!(py, "duration_ns"))?
-            .extract::<i128>()?
-            .max(0);
+        let duration = read.duration_ns.extract::<i128>()?.max(0);
         Ok(GradeSpan {
             trace_id,
             span_id,
@@ -1165,7 +1240,7 @@ impl VerdictRecords {
             start: i128::from(now) - duration,
             attrs,
             status: if failed {
-                Some(status_text(&outcome, &numbers)?)
+                Some(status_text(outcome, &numbers)?)
             } else {
                 None
             },

@@ -11,7 +11,10 @@
 //! metric series once per set, and which `serve`'s workers pickle to the receiving process.
 //! The labels of a verdict are `labels(verdict, trajectory)`'s, asked once per run of
 //! verdicts of one trajectory, contract and agent name: the emitter passes `VerdictLabels`,
-//! the label rules in the core (below), which the tally asks without a Python call.
+//! the label rules in the core (below), which the tally asks without a Python call. The
+//! emitter's records' builder (`VerdictRecords.build`, `emit_records.rs`) counts each verdict
+//! it builds (`GradeTally::count`) from the fields, results and labels it read for the
+//! records: a second pass read them all again and applied the label rules twice.
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt};
 
@@ -311,14 +314,63 @@ impl GradeTally {
     ) -> PyResult<()> {
         let py = verdict.py();
         let f = StepFields::new(verdict.clone());
-        let contract_id = f.get(intern!(py, "contract_id"))?;
-        let contract_version = f.get(intern!(py, "contract_version"))?;
-        let agent = f.get(intern!(py, "agent_name"))?;
+        let counts = StepFields::new(f.get(intern!(py, "counts"))?);
+        let [invariant, tolerated, exhausted, missing] = count_fields(py);
+        let read = Tallied {
+            verdict,
+            trajectory,
+            contract_id: &f.get(intern!(py, "contract_id"))?,
+            contract_version: &f.get(intern!(py, "contract_version"))?,
+            agent: &f.get(intern!(py, "agent_name"))?,
+            outcome: &f.get(intern!(py, "verdict"))?,
+            counts: [
+                &counts.get(invariant)?,
+                &counts.get(tolerated)?,
+                &counts.get(exhausted)?,
+                &counts.get(missing)?,
+            ],
+            duration_ns: &f.get(intern!(py, "duration_ns"))?,
+        };
+        let results = f.get(intern!(py, "results"))?;
+        let results = results
+            .cast::<PyList>()
+            .map_err(|_| PyValueError::new_err("Verdict.results: expected a list"))?;
+        self.count(
+            &read,
+            None,
+            results.iter().map(|result| {
+                let r = StepFields::new(result);
+                Ok((
+                    r.get(intern!(py, "name"))?,
+                    r.get(intern!(py, "oracle_type"))?,
+                    r.get(intern!(py, "outcome"))?,
+                ))
+            }),
+        )
+    }
+
+    /// Whether the labels are `rules`' (so a caller that applied them may hand over what
+    /// they gave: `count`'s `known`).
+    pub(crate) fn asks(&self, rules: &Py<VerdictLabels>) -> bool {
+        self.rules.as_ref().is_some_and(|own| own.is(rules))
+    }
+
+    /// Counts one verdict of fields `v` and results `results` (each a check name, oracle
+    /// type and outcome). `known`: the agent label and the (provider, model) labels, when
+    /// the caller applied the tally's own rules already (`asks`: the records' builder, for
+    /// the grade span), so only the service version is read for a new run's labels.
+    pub(crate) fn count<'py>(
+        &mut self,
+        v: &Tallied<'_, 'py>,
+        known: Option<(&Option<Bound<'py, PyAny>>, &Generation<'py>)>,
+        results: impl Iterator<Item = PyResult<ResultKey<'py>>>,
+    ) -> PyResult<()> {
+        let py = v.verdict.py();
         let same = self.last.as_ref().is_some_and(|last| {
-            last.objects[0].bind(py).is(trajectory)
-                && last.objects[1].bind(py).is(&contract_id)
-                && last.objects[2].bind(py).is(&contract_version)
-                && last.objects[3].bind(py).is(&agent)
+            last.objects[0].bind(py).is(v.trajectory)
+                && last.objects[1].bind(py).is(v.contract_id)
+                && last.objects[2].bind(py).is(v.contract_version)
+                && last.objects[3].bind(py).is(v.agent)
         });
         let cached = if same {
             self.last.as_ref().map(|last| last.group)
@@ -328,49 +380,53 @@ impl GradeTally {
         let at = match cached {
             Some(group) => group,
             None => {
-                let labels = match &self.rules {
-                    Some(rules) => rules
+                let labels = match (&self.rules, known) {
+                    (Some(rules), Some((agent, (provider, model)))) => rules
                         .get()
-                        .labels(&f, trajectory, &contract_id, &contract_version)?
+                        .labels_of(
+                            v.contract_id,
+                            v.contract_version,
+                            [agent.clone(), provider.clone(), model.clone()],
+                            v.trajectory,
+                        )?
                         .into_any(),
-                    None => self.labels.bind(py).call1((verdict, trajectory))?,
+                    (Some(rules), None) => {
+                        let rules = rules.get();
+                        let agent = rules.agent_of(v.agent, v.trajectory)?;
+                        let (provider, model) = rules.generation(v.trajectory)?;
+                        rules
+                            .labels_of(
+                                v.contract_id,
+                                v.contract_version,
+                                [agent, provider, model],
+                                v.trajectory,
+                            )?
+                            .into_any()
+                    }
+                    (None, _) => self.labels.bind(py).call1((v.verdict, v.trajectory))?,
                 };
                 let group = self.group_of(&labels)?;
                 self.last = Some(Last {
                     objects: [
-                        trajectory.clone().unbind(),
-                        contract_id.unbind(),
-                        contract_version.unbind(),
-                        agent.unbind(),
+                        v.trajectory.clone().unbind(),
+                        v.contract_id.clone().unbind(),
+                        v.contract_version.clone().unbind(),
+                        v.agent.clone().unbind(),
                     ],
                     group,
                 });
                 group
             }
         };
-        let outcome = verdict.getattr(intern!(py, "verdict"))?;
-        let outcome = outcome
+        let outcome = v
+            .outcome
             .cast::<PyString>()
             .map_err(|_| PyValueError::new_err("Verdict.verdict: expected a str"))?;
-        let counts = StepFields::new(f.get(intern!(py, "counts"))?);
         let mut counted = [0u64; 4];
-        // The four failure counts, in the order of `Tally`'s counts. Each name interned once
-        // (`intern!`): a fresh `str` interned per name and verdict was ~0.4 k instructions a
-        // verdict.
-        let names = [
-            intern!(py, "invariant_failures"),
-            intern!(py, "tolerated_failures"),
-            intern!(py, "budget_exhausted"),
-            intern!(py, "missing_evidence"),
-        ];
-        for (n, field) in counted.iter_mut().zip(names) {
-            *n = counts.get(field)?.extract()?;
+        for (n, value) in counted.iter_mut().zip(v.counts) {
+            *n = value.extract()?;
         }
-        let duration_ns = f.get(intern!(py, "duration_ns"))?.extract::<i64>()?;
-        let results = f.get(intern!(py, "results"))?;
-        let results = results
-            .cast::<PyList>()
-            .map_err(|_| PyValueError::new_err("Verdict.results: expected a list"))?;
+        let duration_ns = v.duration_ns.extract::<i64>()?;
         let mut key = std::mem::take(&mut self.key);
         let bounds = &self.bounds;
         let g = &mut self.groups[at];
@@ -380,11 +436,8 @@ impl GradeTally {
         }
         // The seconds as Python's `duration_ns / 1e9` makes them (a true division).
         g.durations.record(bounds, duration_ns as f64 / 1e9);
-        for result in results.iter() {
-            let r = StepFields::new(result);
-            let name = r.get(intern!(py, "name"))?;
-            let oracle_type = r.get(intern!(py, "oracle_type"))?;
-            let outcome = r.get(intern!(py, "outcome"))?;
+        for triple in results {
+            let (name, oracle_type, outcome) = triple?;
             key.clear();
             key_part(&mut key, &name, "OracleResult.name")?;
             key_part(&mut key, &oracle_type, "OracleResult.oracle_type")?;
@@ -398,6 +451,40 @@ impl GradeTally {
         self.key = key;
         Ok(())
     }
+}
+
+/// A result's check name, oracle type and outcome, as the tally counts it.
+pub(crate) type ResultKey<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
+
+/// A trajectory's provider and model labels (`VerdictLabels::generation`).
+pub(crate) type Generation<'py> = (Option<Bound<'py, PyAny>>, Option<Bound<'py, PyAny>>);
+
+/// A verdict's `counts` fields the tally counts, in the order of `Tally`'s counts. Each name
+/// interned once (`intern!`): a fresh `str` interned per name and verdict was ~0.4 k
+/// instructions a verdict.
+pub(crate) fn count_fields(py: Python<'_>) -> [&Bound<'_, PyString>; 4] {
+    [
+        intern!(py, "invariant_failures"),
+        intern!(py, "tolerated_failures"),
+        intern!(py, "budget_exhausted"),
+        intern!(py, "missing_evidence"),
+    ]
+}
+
+/// A verdict's fields the tally counts (`GradeTally::count`): read by `add`, or handed over
+/// by the records' builder (`VerdictRecords.build`), which read them for the grade span.
+pub(crate) struct Tallied<'a, 'py> {
+    pub(crate) verdict: &'a Bound<'py, PyAny>,
+    pub(crate) trajectory: &'a Bound<'py, PyAny>,
+    pub(crate) contract_id: &'a Bound<'py, PyAny>,
+    pub(crate) contract_version: &'a Bound<'py, PyAny>,
+    /// The verdict's own `agent_name`.
+    pub(crate) agent: &'a Bound<'py, PyAny>,
+    /// `Verdict.verdict` (`pass`, `fail`, `error`).
+    pub(crate) outcome: &'a Bound<'py, PyAny>,
+    /// The `count_fields` of `Verdict.counts`.
+    pub(crate) counts: [&'a Bound<'py, PyAny>; 4],
+    pub(crate) duration_ns: &'a Bound<'py, PyAny>,
 }
 
 /// The label rules of the verdict metrics and the grade span, in the core
@@ -530,7 +617,7 @@ impl VerdictLabels {
 
 impl VerdictLabels {
     /// `agent` with the verdict's agent name read.
-    fn agent_of<'py>(
+    pub(crate) fn agent_of<'py>(
         &self,
         own: &Bound<'py, PyAny>,
         trajectory: &Bound<'py, PyAny>,
@@ -572,6 +659,25 @@ impl VerdictLabels {
         let py = trajectory.py();
         let agent = self.agent_of(&f.get(intern!(py, "agent_name"))?, trajectory)?;
         let (provider, model) = self.generation(trajectory)?;
+        self.labels_of(
+            contract_id,
+            contract_version,
+            [agent, provider, model],
+            trajectory,
+        )
+    }
+
+    /// The label set of a verdict whose agent, provider and model labels are `found`: the
+    /// service version read from `trajectory`.
+    pub(crate) fn labels_of<'py>(
+        &self,
+        contract_id: &Bound<'py, PyAny>,
+        contract_version: &Bound<'py, PyAny>,
+        found: [Option<Bound<'py, PyAny>>; 3],
+        trajectory: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let py = trajectory.py();
+        let [agent, provider, model] = found;
         let version = self.version(trajectory)?;
         let k = &self.keys;
         let mut found: Vec<Bound<'py, PyTuple>> = vec![
