@@ -3,6 +3,7 @@
 
 use super::super::{decode, decode_many, decode_many_tree, decode_tree};
 use super::Counts;
+use crate::model::{AnyValue, Text};
 use bumpalo::Bump;
 
 const TRACE: &str = "\"5b8efff798038103d269b633813fc60c\"";
@@ -522,6 +523,73 @@ fn the_usual_bodies_are_read_directly() {
             let (_, counts) = super::decode_counted(&body, &bump).expect("a request");
             assert_eq!(counts, Counts::default(), "not read directly: {body}");
         }
+    }
+}
+
+#[test]
+fn a_repeated_attribute_key_keeps_its_first_place_and_last_value_however_it_was_made() {
+    let entry = |key: &str, value: &str| {
+        format!(r#"{{"key":"{key}","value":{{"stringValue":"{value}"}}}}"#)
+    };
+    // Past `Interner::MAX_SHARED`: each occurrence a text of its own, not one shared text.
+    let long = "k".repeat(65);
+    let many = |last: &str| -> Vec<String> {
+        (0..20)
+            .map(|i| entry(&format!("key{i}"), "v"))
+            .chain([entry(last, "last")])
+            .collect()
+    };
+    /// The entries of a list, and the keys and values read from it, in order.
+    type Case = (Vec<String>, Vec<(String, &'static str)>);
+    let cases: Vec<Case> = vec![
+        (
+            vec![entry("a", "1"), entry("b", "2"), entry("a", "3")],
+            vec![("a".into(), "3"), ("b".into(), "2")],
+        ),
+        (
+            vec![entry(&long, "1"), entry("b", "2"), entry(&long, "3")],
+            vec![(long.clone(), "3"), ("b".into(), "2")],
+        ),
+        // The same key, once spelled with an escape.
+        (
+            vec![entry("ab", "1"), entry("a\\u0062", "2")],
+            vec![("ab".into(), "2")],
+        ),
+        (
+            vec![entry("a", "1"), entry(&long, "2"), entry("b", "3")],
+            vec![("a".into(), "1"), (long.clone(), "2"), ("b".into(), "3")],
+        ),
+        (many("key3"), {
+            let mut read: Vec<(String, &'static str)> =
+                (0..20).map(|i| (format!("key{i}"), "v")).collect();
+            read[3].1 = "last";
+            read
+        }),
+        (
+            many("key20"),
+            (0..20)
+                .map(|i| (format!("key{i}"), "v"))
+                .chain([("key20".to_string(), "last")])
+                .collect(),
+        ),
+    ];
+    for (entries, expected) in cases {
+        let body = with(|b| b.attributes = entries);
+        assert!(same(&body), "not read directly: {body}");
+        let batch = decode(body.as_bytes()).expect("a request");
+        let read: Vec<(String, String)> = batch.spans[0]
+            .attributes
+            .iter()
+            .map(|kv| (kv.key.to_string(), format!("{:?}", kv.value)))
+            .collect();
+        let expected: Vec<(String, String)> = expected
+            .into_iter()
+            .map(|(key, value)| {
+                let value = AnyValue::Str(Text::from(value));
+                (key, format!("{value:?}"))
+            })
+            .collect();
+        assert_eq!(read, expected, "{body}");
     }
 }
 
