@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
@@ -45,37 +46,37 @@ step that passes it is a replay error, raised before that step is written."""
 
 class CreatedEntries:
     """Counts the files and directories a trajectory's edits create, against
-    ``MAX_CREATED_ENTRIES``; the same count, in step order, for the on-disk and the in-memory
-    replay, so both refuse the same trajectory at the same step with the same message."""
+    ``MAX_CREATED_ENTRIES``, for the on-disk replay. The in-memory replay (``_InMemory``)
+    counts the same entries in step order without it, so both refuse the same trajectory at
+    the same step with the same message (``too_many``)."""
 
     def __init__(self, workspace: Mapping[str, str]) -> None:
         self._known: set[str] = set()
         for rel in workspace:
-            self._known.update(self._entries(checked_parts(rel, f"workspace[{rel!r}]")))
+            self._known.update(self.entries(checked_parts(rel, f"workspace[{rel!r}]")))
         self._created = 0
 
-    def copy(self) -> CreatedEntries:
-        """A counter with this one's entries and count, counting on its own."""
-        twin = CreatedEntries({})
-        twin._known = set(self._known)
-        twin._created = self._created
-        return twin
+    @staticmethod
+    def entries(parts: tuple[str, ...]) -> list[str]:
+        """The entries writing the file ``parts`` names needs: each directory, then the file."""
+        return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
 
     @staticmethod
-    def _entries(parts: tuple[str, ...]) -> list[str]:
-        return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+    def too_many(what: str) -> str:
+        """The refusal of the step ``what`` that passes ``MAX_CREATED_ENTRIES``."""
+        return (
+            f"{what}: the trajectory creates more than {MAX_CREATED_ENTRIES} files and "
+            "directories in the workspace; refusing to replay it"
+        )
 
     def add(self, parts: tuple[str, ...], what: str) -> None:
         """Count what writing ``parts`` creates; ``ReplayError`` past the limit."""
-        for entry in self._entries(parts):
+        for entry in self.entries(parts):
             if entry not in self._known:
                 self._known.add(entry)
                 self._created += 1
         if self._created > MAX_CREATED_ENTRIES:
-            raise ReplayError(
-                f"{what}: the trajectory creates more than {MAX_CREATED_ENTRIES} files and "
-                "directories in the workspace; refusing to replay it"
-            )
+            raise ReplayError(self.too_many(what))
 
 
 _CHECKED: dict[str, tuple[str, ...]] = {}
@@ -104,17 +105,27 @@ def checked_parts(rel: str, what: str) -> tuple[str, ...]:
 def _checked_parts(rel: str, what: str) -> tuple[str, ...]:
     """``checked_parts`` without the memo. ``normalize_path`` leaves a relative path without
     empty or ``.`` components, so its components are its ``/``-separated pieces, as
-    ``PurePosixPath(norm).parts`` reads them (at a fraction of its cost)."""
+    ``PurePosixPath(norm).parts`` reads them (at a fraction of its cost). A path without a
+    backslash whose pieces are none of them empty, ``.`` or ``..`` (a relative path: an
+    absolute one's first piece is empty) is its own normal form (``posixpath.normpath``
+    keeps every such piece and joins them back): most paths a trajectory writes are, and
+    ``normpath`` is interpreted on Python 3.11 (a loop over the pieces, a list, a join),
+    while most of the paths a grade replays are seen once."""
     if "\x00" in rel:
         raise ReplayError(f"{what}: path {rel!r} contains a NUL byte")
-    norm = normalize_path(rel)
-    if not norm:
-        raise ReplayError(f"{what}: path {rel!r} does not name a file in the workspace")
+    pieces = rel.split("/")
+    if "\\" in rel or "" in pieces or "." in pieces or ".." in pieces:
+        norm = normalize_path(rel)
+        if not norm:
+            raise ReplayError(f"{what}: path {rel!r} does not name a file in the workspace")
+        pieces = norm.split("/")
+    else:
+        norm = rel
     if norm.startswith("/") or rel.startswith(("/", "\\")) or _DRIVE.match(norm):
         raise ReplayError(
             f"{what}: path {rel!r} is absolute; only workspace-relative paths are allowed"
         )
-    parts = tuple(norm.split("/"))
+    parts = tuple(pieces)
     if ".." in parts:
         raise ReplayError(f"{what}: path {rel!r} escapes the workspace through '..'")
     if len(parts) > MAX_PATH_PARTS + 1:
@@ -265,53 +276,124 @@ PATH_SOFT_MAX = 2048
 temporary directory's own prefix)."""
 
 
+_PLANS: dict[str, tuple[str, tuple[str, ...]] | None] = {}
+"""Path -> ``_plan`` of it, for paths ``checked_parts`` accepted: the file's key and its
+directories, or None when only the disk can tell. Every trajectory a contract grades writes
+its files through the same few paths; kept to a few thousand paths, as ``_CHECKED``."""
+
+_UNPLANNED: tuple[str, tuple[str, ...]] = ("", ())
+"""``_PLANS.get``'s default: a path not planned yet (no plan has an empty key)."""
+
+
+def _plan(rel: str, what: str) -> tuple[str, tuple[str, ...]] | None:
+    """``rel``'s key in the in-memory replay (its components joined by ``/``) and the
+    directories writing it needs (each ``/``-joined prefix), or None when only the disk can
+    tell (a component longer than ``NAME_MAX`` bytes, a path over ``PATH_SOFT_MAX``, a path
+    not encodable as UTF-8); ``checked_parts``' ``ReplayError`` for a refused path. An
+    accepted path's plan is remembered (``_PLANS``)."""
+    parts = checked_parts(rel, what)
+    key = "/".join(parts)
+    plan: tuple[str, tuple[str, ...]] | None = None
+    try:
+        sizes = list(map(len, parts)) if key.isascii() else [len(p.encode()) for p in parts]
+    except UnicodeError:
+        pass
+    else:
+        if max(sizes) <= NAME_MAX and sum(sizes) <= PATH_SOFT_MAX:
+            plan = key, tuple("/".join(parts[:i]) for i in range(1, len(parts)))
+    if len(_PLANS) >= 4096:
+        _PLANS.clear()
+    _PLANS[rel] = plan
+    return plan
+
+
+def _what(label: str | int) -> str:
+    """What a message names: ``label`` itself, or ``steps[label]`` for a step's index (made
+    only for a message: most edits never need it)."""
+    return label if isinstance(label, str) else f"steps[{label}]"
+
+
 class _InMemory:
-    """The in-memory replay so far (``replayed_files``): the files written (path -> bytes),
-    the directories they need and the entries counted as created."""
+    """The in-memory replay so far (``replayed_files``): the files written (path -> bytes)
+    and the directories they need, and ``limit``, the most entries (files and directories)
+    it may hold before the trajectory has created more than ``MAX_CREATED_ENTRIES``.
 
-    __slots__ = ("created", "dirs", "files")
+    Files and directories never share a name (a write that would make them is refused), and
+    every entry a write counts as created is one it adds: so the entries ``CreatedEntries``
+    would know are exactly ``files`` and ``dirs``, and its count is how many more of them
+    there are than the workspace's own. The count is that difference, not a set of its own
+    copied for each trajectory and filled for each write."""
 
-    def __init__(self, files: dict[str, bytes], dirs: set[str], created: CreatedEntries) -> None:
+    __slots__ = ("dirs", "files", "limit")
+
+    def __init__(self, files: dict[str, bytes], dirs: set[str], limit: int) -> None:
         self.files = files
         self.dirs = dirs
-        self.created = created
+        self.limit = limit
 
     def copy(self) -> _InMemory:
-        return _InMemory(dict(self.files), set(self.dirs), self.created.copy())
+        return _InMemory(dict(self.files), set(self.dirs), self.limit)
 
-    def write(self, rel: str, content: str, what: str) -> bool:
-        """Write ``content`` to ``rel``; False when only the disk can tell (over-long names,
-        text that cannot be encoded), ``ReplayError`` as ``write_inside`` raises it."""
+    def write(self, rel: str, content: str, label: str | int) -> bool:
+        """Count and write ``content`` to ``rel`` (``label``: what a message names, an int
+        for ``steps[label]``); False when only the disk can tell (over-long names, text that
+        cannot be encoded), ``ReplayError`` as the disk replay raises it for the same step:
+        a refused path, then the count over ``MAX_CREATED_ENTRIES``, then a file where a
+        directory is needed or a directory where the file goes."""
         files, dirs = self.files, self.dirs
-        parts = checked_parts(rel, what)
+        plan = _PLANS.get(rel, _UNPLANNED)
+        if plan is _UNPLANNED:
+            plan = _plan(rel, _what(label))
+        if plan is not None:
+            key, needed = plan
+            for prefix in needed:
+                if prefix in files:
+                    break
+                dirs.add(prefix)
+            else:
+                if key not in dirs:
+                    try:
+                        data = content.encode("utf-8")
+                    except UnicodeError:
+                        pass
+                    else:
+                        files[key] = data
+                        if len(files) + len(dirs) <= self.limit:
+                            return True
+        # Off the usual path: a refusal, or only the disk can tell. Decided in the disk
+        # replay's order: what the step creates is counted first (the directories added
+        # above are entries of this step, counted anyway; the replay ends here).
+        what = _what(label)
+        entries = CreatedEntries.entries(checked_parts(rel, what))
+        if len(files.keys() | dirs | set(entries)) > self.limit:
+            raise ReplayError(CreatedEntries.too_many(what))
+        if plan is None:
+            return False
+        key, needed = plan
         try:
-            encoded = [part.encode("utf-8") for part in parts]
-            data = content.encode("utf-8")
+            content.encode("utf-8")
         except UnicodeError:
             return False
-        if any(len(b) > NAME_MAX for b in encoded) or sum(map(len, encoded)) > PATH_SOFT_MAX:
-            return False
-        for i in range(1, len(parts)):
-            prefix = "/".join(parts[:i])
+        for prefix in needed:
             if prefix in files:
                 raise ReplayError(
                     f"{what}: path {rel!r} needs directory {prefix} but that is a file"
                 )
-            dirs.add(prefix)
-        key = "/".join(parts)
-        if not parts or key in dirs:
-            raise ReplayError(f"{what}: path {rel!r} is a directory, not a file")
-        files[key] = data
-        return True
+        raise ReplayError(f"{what}: path {rel!r} is a directory, not a file")
 
 
 def _written_workspace(workspace: Mapping[str, str]) -> _InMemory | None:
     """The in-memory replay of ``workspace``'s own files (None when only the disk can tell),
-    or the ``ReplayError`` they make."""
-    replay = _InMemory({}, set(), CreatedEntries(workspace))
+    or the ``ReplayError`` they make. Every path is checked before any is written, as the
+    disk replay's ``CreatedEntries`` checks them; the workspace's own entries are not
+    counted against ``MAX_CREATED_ENTRIES``."""
+    for rel in workspace:
+        checked_parts(rel, f"workspace[{rel!r}]")
+    replay = _InMemory({}, set(), sys.maxsize)
     for rel, content in workspace.items():
         if not replay.write(rel, content, f"workspace[{rel!r}]"):
             return None
+    replay.limit = len(replay.files) + len(replay.dirs) + MAX_CREATED_ENTRIES
     return replay
 
 
@@ -348,10 +430,8 @@ def replayed_files(workspace: Mapping[str, str], trajectory: Trajectory) -> dict
     replay = _workspace_replay(workspace)
     if replay is None:
         return None
-    created = replay.created
+    write = replay.write
     for index, path, content in trajectory.file_edits():
-        what = f"steps[{index}]"
-        created.add(checked_parts(path, what), what)
-        if not replay.write(path, content, what):
+        if not write(path, content, index):
             return None
     return replay.files

@@ -17,7 +17,13 @@ from otel_oracles.grade import grade
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import Trajectory, normalize_path
-from otel_oracles.replay import checked_parts, replayed_files, replayed_workspace
+from otel_oracles.replay import (
+    MAX_CREATED_ENTRIES,
+    CreatedEntries,
+    checked_parts,
+    replayed_files,
+    replayed_workspace,
+)
 
 
 def traj(*steps: dict) -> Trajectory:
@@ -142,3 +148,98 @@ def test_a_workspace_written_once_is_copied_for_each_trajectory() -> None:
     with pytest.raises(ReplayError, match=r"needs directory calc\.py but that is a file"):
         replayed_files(workspace, traj(edit("calc.py/x.py")))
     assert replayed_files(workspace, traj()) == {"calc.py": b"# calculator\n", "pkg/a.py": b"a\n"}
+
+
+LATE_FAILURES: list[tuple[dict[str, str], list[dict]]] = [
+    # Each run writes ordinary files first (new directories, rewrites), then one step fails:
+    # the in-memory replay decides every step in order as the disk does, whatever came first.
+    ({"calc.py": "c"}, [*(edit(f"src/m{i}/f.py") for i in range(30)), edit("calc.py/x.py")]),
+    ({"calc.py": "c"}, [*(edit(f"src/m{i}/f.py") for i in range(30)), edit("src/m3")]),
+    ({}, [*(edit(f"a/b{i}.py") for i in range(30)), edit("a/b7.py/c.py")]),
+    ({}, [*(edit(f"a/{i}.py") for i in range(30)), edit("a/../../up.py")]),
+    ({}, [edit("a/b.py"), edit("a\\b.py", "again"), edit("./a/b.py/"), edit("/abs.py")]),
+    ({"pkg/a.py": "a"}, [edit("pkg/b.py"), edit("pkg"), edit("pkg/c.py")]),
+    ({}, [edit("x/y/z.py"), edit("x/y"), edit("x/y/z.py/w")]),
+]
+
+
+@pytest.mark.parametrize(("workspace", "steps"), LATE_FAILURES)
+def test_a_late_failing_step_fails_the_replay_as_on_disk(
+    workspace: dict[str, str], steps: list[dict]
+) -> None:
+    t = traj(*steps)
+    memory = in_memory(workspace, t)
+    assert isinstance(memory, str) and memory.startswith("ReplayError: "), memory
+    assert memory == on_disk(workspace, t)
+    # Graded, the same refusal is the verdict's one result, whichever replay ran.
+    c = contract([{"type": "file_not_modified", "path": "keep.ini"}], workspace)
+    v = grade(c, t)  # type: ignore[arg-type]
+    assert [r.oracle_type for r in v.results] == ["replay"]
+    assert v.results[0].message == "replay refused: " + memory.removeprefix("ReplayError: ")
+
+
+def _counted(workspace: dict[str, str], t: Trajectory) -> str | None:
+    """The disk replay's count (``CreatedEntries``, no directory needed): its refusal, if any."""
+    created = CreatedEntries(workspace)
+    try:
+        for index, path, _ in t.file_edits():
+            created.add(checked_parts(path, f"steps[{index}]"), f"steps[{index}]")
+    except ReplayError as exc:
+        return f"ReplayError: {exc.message}"
+    return None
+
+
+@pytest.mark.parametrize(
+    ("last", "why"),
+    [
+        (edit("f/x.py"), "a file where a directory is needed"),
+        (edit("d/0/y.py"), "a file, written by the trajectory, where a directory is needed"),
+        (edit("e.py", "\udcff"), "text the disk decides"),
+        (edit("n" * 300), "a name the disk decides"),
+        (edit("new.py"), "an ordinary file"),
+    ],
+)
+def test_the_count_is_refused_first_at_the_step_that_passes_it(last: dict, why: str) -> None:
+    """The disk replay counts what a step creates before writing it: the step that passes
+    ``MAX_CREATED_ENTRIES`` is refused for the count, whatever else is wrong with it, and the
+    in-memory replay says the same at the same step."""
+    workspace = {"f": "1"}
+    fill = [edit(f"d/{i}", "") for i in range(MAX_CREATED_ENTRIES - 1)]  # d and 9,999 files
+    t = traj(*fill, edit("d/0", "rewritten"), last)
+    expected = _counted(workspace, t)
+    assert expected is not None, why
+    assert f"steps[{MAX_CREATED_ENTRIES}]: the trajectory creates more than" in expected
+    assert in_memory(workspace, t) == expected
+    # One entry fewer and the same step is judged on its own, as on disk.
+    assert _counted(workspace, traj(*fill[:-1], last)) is None
+    alone = in_memory(workspace, traj(*fill[:-1], last))
+    assert not (isinstance(alone, str) and "creates more than" in alone), alone
+
+
+PIECES = ["a", "b.py", "", ".", "..", "C:", "x\\y", "é", " ", "..."]
+
+
+@pytest.mark.parametrize("first", PIECES)
+def test_checked_parts_agree_with_the_normal_form_for_every_short_path(first: str) -> None:
+    """``checked_parts`` takes a path already in normal form as it is and normalizes the
+    rest: for every path of up to three pieces (and a leading or trailing slash), its parts
+    are those of ``normalize_path``'s result, and it refuses exactly the paths that are
+    empty, absolute or climb out."""
+    for middle in PIECES:
+        for last in PIECES:
+            for rel in (f"{first}/{middle}/{last}", f"{first}/{middle}", first, f"/{first}"):
+                norm = normalize_path(rel)
+                parts = PurePosixPath(norm).parts if norm else ()
+                refused = (
+                    not norm
+                    or norm.startswith("/")
+                    or rel.startswith(("/", "\\"))
+                    or (norm[1:2] == ":" and norm[:1].isalpha())
+                    or ".." in parts
+                )
+                try:
+                    got = checked_parts(rel, "w")
+                except ReplayError:
+                    assert refused, rel
+                else:
+                    assert not refused and got == parts, rel
