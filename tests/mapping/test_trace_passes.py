@@ -7,11 +7,12 @@ attempt flags nothing."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 
 from otel_oracles._native import assign_agents, flag_aggregated_usage
 from otel_oracles.mapping import load_conventions
 from otel_oracles.mapping._compile import CompiledRule, CompiledSet
-from otel_oracles.mapping._mapper import Draft, _read_deferred
+from otel_oracles.mapping._mapper import Draft, _read_deferred, _trace_drafter
 from otel_oracles.model.span import SpanRecord
 from otel_oracles.model.step import StepKind
 
@@ -105,3 +106,31 @@ def test_a_kind_equal_to_the_passes_kind_is_that_kind_whatever_object_holds_it()
     assert (tool.scope, tool.fields.get("agent_name")) == ("a1", "planner")
     # "agency" is no agent: the step under it is scoped by the agent further up.
     assert (below.scope, below.fields.get("agent_name")) == ("a1", "planner")
+
+
+def test_a_scope_stored_in_a_drafts_memory_holds_the_new_one_and_releases_the_old() -> None:
+    """``assign_agents`` stores a draft's scope in the draft's memory (``slots.rs``
+    ``SlotLayout.set``), as ``setattr`` would: the new scope held once more, the one it
+    replaces released; a draft of another class is set through its own ``__setattr__``."""
+    compiled, rule = _set()
+    _trace_drafter(compiled)  # the drafts' layout known, as when mapping
+
+    class Watched(Draft):
+        def __setattr__(self, name: str, value: object) -> None:
+            if name == "scope":
+                self.__dict__["scopes_set"] = self.__dict__.get("scopes_set", 0) + 1
+            super().__setattr__(name, value)
+
+    agent = Draft(kind="agent", span=_span("a1", ""), rule=rule)
+    tool = Draft(kind="tool_call", span=_span("t1", "a1"), rule=rule)
+    watched = Watched(kind="tool_call", span=_span("t2", "a1"), rule=rule)
+    old = "".join(["scope ", "before"])  # an object no other holds
+    tool.scope = old
+    assert agent.span is not None
+    new = agent.span.span_id
+    old_count, new_count = sys.getrefcount(old), sys.getrefcount(new)
+    _run([agent, tool, watched], compiled)
+    assert tool.scope is new and watched.scope is new
+    assert sys.getrefcount(old) == old_count - 1
+    assert sys.getrefcount(new) == new_count + 2  # tool's scope and watched's
+    assert watched.__dict__["scopes_set"] == 2  # its own ``__init__``'s, then the pass's

@@ -1001,6 +1001,28 @@ pub(crate) fn draft_attr<'py>(
     }
 }
 
+/// `draft.<name> = value`, `name` being `SLOTS[slot]`: stored in the instance's memory for
+/// a draft of the mapper's `Draft` class (a `setattr` by name found the member descriptor
+/// and called it, ~190 instructions a draft), by name for any other object. Only for the
+/// slots the passes replace (`draft_held`'s list is read borrowed).
+#[inline(always)]
+pub(crate) fn draft_set<'py>(
+    draft: &Bound<'py, PyAny>,
+    slot: usize,
+    name: &Bound<'py, PyString>,
+    value: &Bound<'py, PyAny>,
+) -> PyResult<()> {
+    debug_assert_eq!(name.to_str().ok(), Some(SLOTS[slot]));
+    debug_assert!(matches!(
+        slot,
+        KIND | REDACTED | STATUS | SCOPE | CLAIMED | 12
+    ));
+    match DRAFT_LAYOUT.get(draft.py()) {
+        Some(Some(layout)) => layout.set(draft, slot, name, value),
+        _ => draft.setattr(name, value),
+    }
+}
+
 /// `draft_attr`, borrowed from `draft` for as long as `draft` is borrowed, for the slots
 /// set once, when the drafter makes the draft (`span`, `rule`, `fields`, `attributes`,
 /// `synthesized`, `children`, `follows`: the passes change what `fields`, `attributes` and

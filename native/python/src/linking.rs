@@ -25,15 +25,15 @@
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
 use crate::draft::{
-    draft_attr, draft_held, ATTRIBUTES, CLAIMED, FIELDS, FOLLOWS, KIND, REDACTED, RULE, SCOPE,
-    SPAN, STATUS, SYNTHESIZED,
+    draft_attr, draft_held, draft_set, ATTRIBUTES, CLAIMED, FIELDS, FOLLOWS, KIND, REDACTED, RULE,
+    SCOPE, SPAN, STATUS, SYNTHESIZED,
 };
 use crate::pydict::{eq_text, get, items, items_of};
 use crate::slots::{span, span_held, Held};
 use pyo3::exceptions::{PyAssertionError, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PySet, PyString};
+use pyo3::types::{PyBool, PyDict, PyList, PySet, PyString};
 
 /// A draft's kind, as linking tells them apart.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -248,13 +248,20 @@ struct Index<'py> {
 
 impl<'py> Index<'py> {
     fn new(py: Python<'py>) -> Self {
+        Self::with_capacity(py, 0)
+    }
+
+    /// An index with room for `keys` keys: the executors' indexes are sized by the trace's
+    /// tool steps, so filling them grows no map or list (a growth rehashed the texts and
+    /// moved the lists, several times a trace).
+    fn with_capacity(py: Python<'py>, keys: usize) -> Self {
         Self {
             py,
-            texts: FastMap::new(),
-            held: Vec::new(),
+            texts: FastMap::with_capacity(keys),
+            held: Vec::with_capacity(keys),
             none: None,
             map: None,
-            lists: Vec::new(),
+            lists: Vec::with_capacity(keys),
         }
     }
 
@@ -506,9 +513,12 @@ impl<'a, 'py> Linking<'a, 'py> {
 
     fn claim_flag(&mut self, d: usize) -> PyResult<()> {
         self.drafts[d].claimed = true;
-        self.drafts[d]
-            .obj
-            .setattr(intern!(self.py, "claimed"), true)
+        draft_set(
+            &self.drafts[d].obj,
+            CLAIMED,
+            intern!(self.py, "claimed"),
+            PyBool::new(self.py, true).as_any(),
+        )
     }
 
     // ---- `_Executors` ----------------------------------------------------------------
@@ -531,16 +541,8 @@ impl<'a, 'py> Linking<'a, 'py> {
                 }
             }
         }
-        let mut ex = Executors {
-            steps: Vec::new(),
-            asks,
-            by_id: Index::new(py),
-            by_name: Index::new(py),
-            by_name_with_id: Index::new(py),
-            nameless_handoffs: Positions::Many(Vec::new()),
-            asked: None,
-            rejected: FastMap::new(),
-        };
+        // The tool steps' ids and names first, so each index is made with room for its keys.
+        let mut tools = Vec::new();
         for (pos, &d) in steps.iter().enumerate() {
             let info = &self.drafts[d];
             if !info.kind.toolish() {
@@ -549,13 +551,28 @@ impl<'a, 'py> Linking<'a, 'py> {
             let fields = self.fields(d)?;
             let call_id = get(&fields, intern!(py, "call_id"))?;
             let tool = get(&fields, intern!(py, "tool"))?;
-            if call_id.is_truthy()? {
+            let with_id = call_id.is_truthy()?;
+            tools.push((pos, info.kind, call_id, tool, with_id));
+        }
+        let with_id = tools.iter().filter(|tool| tool.4).count();
+        let mut ex = Executors {
+            steps: Vec::new(),
+            asks,
+            by_id: Index::with_capacity(py, with_id),
+            by_name: Index::with_capacity(py, tools.len() - with_id),
+            by_name_with_id: Index::with_capacity(py, with_id),
+            nameless_handoffs: Positions::Many(Vec::new()),
+            asked: None,
+            rejected: FastMap::new(),
+        };
+        for (pos, kind, call_id, tool, with_id) in tools {
+            if with_id {
                 ex.by_id.at(&call_id, pos)?;
                 ex.by_name_with_id.at(&tool, pos)?;
             } else {
                 ex.by_name.at(&tool, pos)?;
             }
-            if info.kind == Kind::Handoff && !tool.is_truthy()? {
+            if kind == Kind::Handoff && !tool.is_truthy()? {
                 ex.nameless_handoffs.push(pos);
             }
         }

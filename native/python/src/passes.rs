@@ -19,8 +19,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString, PyTuple};
 
 use crate::draft::{
-    draft_attr, draft_fields, draft_held, kind_is, Kind, ATTRIBUTES, FIELDS, FOLLOWS, KIND,
-    REDACTED, RULE, SCOPE, SPAN, STATUS, SYNTHESIZED,
+    draft_attr, draft_fields, draft_held, draft_set, kind_is, Kind, ATTRIBUTES, FIELDS, FOLLOWS,
+    KIND, REDACTED, RULE, SCOPE, SPAN, STATUS, SYNTHESIZED,
 };
 use crate::linking::{field_items, nanos, parts, requested_of};
 use crate::pydict::{eq_text, get, items};
@@ -170,6 +170,16 @@ fn scope_agent<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyA
         .filter(|name| name.is_instance_of::<PyString>() && name.is_truthy().unwrap_or(false)))
 }
 
+/// Item `at` of a context `(scope, agent name)`: a tuple's slot read in place (an item
+/// read by `PyObject_GetItem` made an `int` of the index first), any other object (none is
+/// stored: `enclosing` makes every context) by its own `[]`.
+fn context_item<'py>(context: &Bound<'py, PyAny>, at: usize) -> PyResult<Bound<'py, PyAny>> {
+    match context.cast::<PyTuple>() {
+        Ok(tuple) => tuple.get_item(at),
+        Err(_) => context.get_item(at),
+    }
+}
+
 /// `(scope, enclosing agent name)` from the span's ancestors, or `None` on a parent cycle
 /// (its ids, and those leading into it, remembered in `looping`).
 /// `memo[id]` is what the descendants of span `id` see (its own agent draft included); only
@@ -184,9 +194,10 @@ fn enclosing<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = span.py();
     let mut chain = Vec::new();
-    let seen = PySet::empty(py)?;
+    // The ids walked, for the cycle test: made on the first parent the memo does not hold
+    // (most walks end at once, on a memoized parent, and need none).
+    let mut seen: Option<Bound<'py, PySet>> = None;
     let own = span_held(span, span::SPAN_ID, intern!(py, "span_id"))?;
-    seen.add(&own)?;
     let mut parent_id =
         span_held(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
     let mut context = loop {
@@ -196,6 +207,15 @@ fn enclosing<'py>(
         if let Some(known) = memo.get_item(&parent_id)? {
             break known;
         }
+        let seen = match &seen {
+            Some(walked) => walked.clone(),
+            None => {
+                let made = PySet::empty(py)?;
+                made.add(&*own)?;
+                seen = Some(made.clone());
+                made
+            }
+        };
         if seen.contains(&parent_id)? || looping.contains(&parent_id)? {
             // Every id walked leads into the cycle (none of them is memoized): a later
             // walk reaching one of them stops there, instead of going round it again.
@@ -221,7 +241,7 @@ fn enclosing<'py>(
                     let name = draft_fields(&draft)?.get_item(intern!(py, "agent_name"))?;
                     let name = match name {
                         Some(name) if name.is_truthy()? => name,
-                        _ => context.get_item(1)?,
+                        _ => context_item(&context, 1)?,
                     };
                     context = PyTuple::new(
                         py,
@@ -289,7 +309,7 @@ fn assign_agents<'py>(
         }
         let (scope, enclosing_name) =
             match enclosing(&span, draft_by_span, by_id, &memo, &looping, &top)? {
-                Some(context) => (context.get_item(0)?, context.get_item(1)?),
+                Some(context) => (context_item(&context, 0)?, context_item(&context, 1)?),
                 None => {
                     // A parent cycle: the first agent (or delegation) among the ancestors, and
                     // the first of those naming its agent, each worked out once per trace.
@@ -333,7 +353,7 @@ fn assign_agents<'py>(
                     (scope, name)
                 }
             };
-        draft.setattr(intern!(py, "scope"), scope)?;
+        draft_set(&draft, SCOPE, intern!(py, "scope"), &scope)?;
         let fields = draft_fields(&draft)?;
         if !kind_is(&draft, Kind::Agent)? {
             if !enclosing_name.is_none() {

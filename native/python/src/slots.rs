@@ -267,6 +267,36 @@ impl SlotLayout {
         }
     }
 
+    /// `object.<name> = value` where `name` is slot number `slot`: stored in the instance's
+    /// memory (the old value released) when `object` is exactly of the probed class, which
+    /// is what `object.__setattr__`'s member descriptor stores there; by name for any other
+    /// object. Only for classes probed by `probe` (their attribute access is `object`'s),
+    /// and only for slots no caller holds borrowed (`held`'s contract).
+    #[inline(always)]
+    pub(crate) fn set<'py>(
+        &self,
+        object: &Bound<'py, PyAny>,
+        slot: usize,
+        name: &Bound<'py, PyString>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        if !self.holds(object) {
+            return object.setattr(name, value);
+        }
+        let cell = self.cell(object, slot);
+        // SAFETY: a word of the instance's slots (`holds`), NULL for a slot not set; the
+        // instance takes a reference of its own to `value` and releases the old one, after
+        // the store (its release may run Python code, which then sees the new value).
+        unsafe {
+            let old = cell.read();
+            cell.write(value.clone().into_ptr());
+            if !old.is_null() {
+                ffi::Py_DECREF(old);
+            }
+        }
+        Ok(())
+    }
+
     /// `object.<name>` where `name` is slot number `slot`. Inlined where it is read: the
     /// passes read some 50 slots a span, and the read itself is a type check and a load;
     /// anything else (another class, a slot not set) goes through `by_name`.
