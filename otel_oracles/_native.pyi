@@ -73,7 +73,6 @@ __all__ = [
     "absorb_layer",
     "assign_agents",
     "build_trajectory",
-    "call_failures",
     "cited_ids",
     "compatible_models",
     "core_version",
@@ -1380,17 +1379,6 @@ class StepView:
         """``(found, step, value)``: why the trace holds only part of a run (``outside``,
         ``unanswered``, ``unstarted``), or ``None`` (``evidence._fragment_message``)."""
 
-def call_failures(
-    steps: Sequence[Step],
-    pattern: bool,
-    structured_plain: bool,
-    search: Callable[[Step], bool],
-    denied: str,
-    /,
-) -> dict[int, str | None]:
-    """``id()`` of each tool call -> why it failed, or ``None``
-    (``grade.oracles.trace_common.call_failures``); ``search`` runs the error pattern."""
-
 def tool_repeats(
     calls: Sequence[Step],
     generations: Sequence[Step],
@@ -1508,16 +1496,27 @@ _Finding = TypeVar("_Finding")
 class CheckPlans(Generic[_Finding]):
     """How the built-in checks make their ``native_plan`` (``grade.oracles.trace_common.PLANS``;
     ``native/python/src/check_plans.rs``): ``finding`` the check's ``Finding`` class, the two
-    helpers the evidence is asked through, ``list_steps`` how a failure lists its steps."""
+    helpers the evidence is asked through, ``list_steps`` how a failure lists its steps, and
+    ``failures`` what judging a call's failure reads (``failures.rs``: the error pattern's
+    search in a result's text, ``DENIED``, ``DEFAULT_ERROR_PATTERN``)."""
 
     def __new__(
         cls,
         finding: type[_Finding],
-        failed_calls: Callable[[Any, str | None], Mapping[int, str]],
         repeated_args_candidates: Callable[[Any, Sequence[Step], int], Sequence[Step]],
+        step_normalized_args: Callable[[Any, Step], str],
         list_steps: Callable[[Sequence[Step]], str],
+        failures: tuple[Callable[[Any, Step, str], bool], str, str],
     ) -> CheckPlans[_Finding]: ...
-    def tool_not_called(self, tools: tuple[str, ...]) -> CheckPlan[_Finding]: ...
+    def call_failures(self, evidence: Any, error_pattern: str | None) -> dict[int, str | None]:
+        """``id()`` of each tool call of ``evidence``'s trajectory -> why it failed, or
+        ``None``, memoized in it (``trace_common.call_failures``)."""
+    def failed_calls(self, evidence: Any, error_pattern: str | None) -> dict[int, str]:
+        """The failed entries of ``call_failures``, memoized (``trace_common.failed_calls``)."""
+    def call_failure(self, evidence: Any, step: Step, error_pattern: str | None) -> str | None:
+        """Why ``step`` failed: its entry of ``call_failures``, else judged on its own
+        (``trace_common.call_failure``)."""
+    def tool_not_called(self, tools: tuple[str, ...], max: int) -> CheckPlan[_Finding]: ...
     def tool_errors(
         self, error_pattern: str | None, tools: tuple[str, ...], max: int
     ) -> CheckPlan[_Finding]: ...
@@ -1534,7 +1533,9 @@ class CheckPlans(Generic[_Finding]):
         """``(retry, failed call it repeats, why)`` of ``tools``' calls failed under
         ``error_pattern`` on ``evidence`` (an ``Evidence``), memoized in it
         (``trace_tools.find_retries``)."""
-    def loop_detected(self, tools: tuple[str, ...], threshold: int) -> CheckPlan[_Finding]: ...
+    def loop_detected(
+        self, tools: tuple[str, ...], threshold: int, max: int
+    ) -> CheckPlan[_Finding]: ...
     def max_tool_calls(self, tools: tuple[str, ...], max: int) -> CheckPlan[_Finding]: ...
     def latency(self, max_ms: float, max: int) -> CheckPlan[_Finding]: ...
     def max_steps(

@@ -67,6 +67,8 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"tool": ["*"], "max": 2},
         {"tool": ["no_such_tool"]},
         {"tool": [f"se{LONE}", "drop_*"]},
+        {"tool": ["delete_records", "*"], "max": BIG},
+        {"tool": ["delete_*", f"fetch{LONE}"], "max": 1},
     ],
     "tool_errors": [
         {},
@@ -95,6 +97,8 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"threshold": 2, "tools": ["no_such_tool"]},
         {"threshold": BIG},
         {"threshold": 2, "tools": [f"se{LONE}"]},
+        {"threshold": 2, "max": 5},
+        {"threshold": 3, "max": BIG, "tools": ["search_*", f"se{LONE}"]},
     ],
     "max_tool_calls": [
         {"max": 0},
@@ -222,14 +226,16 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
 
 
 ANSWERING_EVERY = (
+    "tool_not_called",
+    "loop_detected",
     "tool_sequence",
     "tool_called",
     "handoff",
     "citations_grounded",
     "citation_required",
 )
-"""The checks whose plans make every answer (``check_plans_more.rs``,
-``check_plans_cite.rs``)."""
+"""The checks whose plans make every answer (``check_plans.rs``' ``tool_not_called`` and
+``loop_detected``, ``check_plans_more.rs``, ``check_plans_cite.rs``)."""
 
 CITING = ("citations_grounded", "citation_required")
 """The checks of the final answer's citations: asked only of a trajectory whose final answer
@@ -239,21 +245,26 @@ USUAL_ANSWERS = tuple(t for t in PARAMS if t not in ANSWERING_EVERY)
 """The checks whose plans make their usual answers (``check_plans.rs``,
 ``check_plans_answer.rs``)."""
 
+NO_MISSING = ("tool_sequence", "tool_not_called")
+"""The checks of ``ANSWERING_EVERY`` that never answer with missing evidence."""
+
 JUDGED_ON_THEIR_EVIDENCE = ("degraded_answer", "evidence")
 """The checks whose ``check`` the evaluator runs only when their declared evidence is there
 (the final answer for ``degraded_answer``; its name for ``evidence``): compared only there."""
 
 EVERY_ANSWER_SCENARIOS = (
     "a_happy",
+    "b_tool_retry",
+    "d_forbidden_tool",
     "h_coding_agent",
     "g_handoff",
     "n_handback",
     "s_delegated_forbidden",
     "w_tool_denied",
 )
-"""The scenarios read for the plans that make every answer: a plain run, file edits and a
-command, handoffs and delegation (a forbidden one among them), a call an approval step
-refused."""
+"""The scenarios read for the plans that make every answer: a plain run, a retried and a
+forbidden call, file edits and a command, handoffs and delegation (a forbidden one among
+them), a call an approval step refused."""
 
 CITING_SCENARIOS = (
     "a_happy",
@@ -328,6 +339,18 @@ def _edge_cases() -> Iterator[tuple[str, Trajectory]]:
     yield (
         "a loop",
         traj(*(tool("search_docs", {"q": " same "}) for _ in range(4)), gen("done")),
+    )
+    yield (
+        "loops of two tools, one nameless, and a call between",
+        traj(
+            *(tool("search_docs", {"q": "A  b"}, "ok") for _ in range(2)),
+            {**tool("", {"q": "a"}, "ok"), "tool": None},
+            tool("search_docs", {"q": " a B"}, "ok"),
+            {**tool("", {"q": "a"}, "ok"), "tool": None},
+            tool("fetch_page", {"q": "a b"}, "ok"),
+            {**tool("", {"q": "a"}, "ok"), "tool": None},
+            gen("done"),
+        ),
     )
     yield (
         "candidates that differ once normalized",
@@ -772,7 +795,7 @@ def test_plans_answer_as_the_python_checks_did_on_edge_cases() -> None:
     # Each answer of the plans that make every answer is reached.
     for oracle_type in ANSWERING_EVERY:
         for status in ("pass", "fail", "missing"):
-            if (oracle_type, status) != ("tool_sequence", "missing"):  # (it has none)
+            if status != "missing" or oracle_type not in NO_MISSING:
                 assert answered.get(f"{oracle_type}: {status}"), (oracle_type, status, answered)
     # A degradation, found or unknown, is the Python body's to word (a pass, a failure, a
     # missing answer), never the plan's.

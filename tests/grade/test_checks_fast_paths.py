@@ -38,9 +38,9 @@ from otel_oracles.grade.oracles.agentbench import (
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
-    _call_failure,
     args_mismatch,
     args_mismatch_why,
+    call_failure,
     glob_any,
     result_text,
 )
@@ -267,7 +267,8 @@ def test_sequence_notes_are_the_messages_of_the_kept_pairs() -> None:
 
 
 def _plain_failure(step: Any, pattern: str | None) -> str | None:
-    """``_call_failure`` as it was: the result's capture asked first, then what it says."""
+    """``call_failure`` of a step alone as it was: the result's capture asked first, then
+    what it says."""
     if step.status == "error":
         return f"status ERROR{f' ({step.error_type})' if step.error_type else ''}"
     if step.error_type:
@@ -284,6 +285,11 @@ def _plain_failure(step: Any, pattern: str | None) -> str | None:
     if safe_regex.search(pattern, result_text(result)):
         return "result matches the error pattern"
     return None
+
+
+def _alone(step: Any, pattern: str | None) -> str | None:
+    """``call_failure`` of ``step`` judged on its own (no trajectory's table holds it)."""
+    return call_failure(Evidence(Trajectory(steps=[])), step, pattern)
 
 
 def test_call_failures_ask_about_capture_only_when_the_result_says_failed() -> None:
@@ -315,7 +321,8 @@ def test_call_failures_ask_about_capture_only_when_the_result_says_failed() -> N
                 (step,) = traj(tool("t", {}, result, status=status, redacted=redacted)).steps
                 ev = Evidence(Trajectory(steps=[step]))
                 for pattern in patterns:
-                    got = _call_failure(ev, step, pattern)
+                    got = call_failure(ev, step, pattern)
+                    assert got == _alone(step, pattern)
                     assert got == _plain_failure(step, pattern), (result, redacted, pattern)
 
 
@@ -345,7 +352,7 @@ def test_call_failures_word_denials_statuses_and_errors_as_python_does() -> None
     table = call_failures(ev, DEFAULT_ERROR_PATTERN)
     for step, (fields, want) in zip(steps, cases, strict=True):
         assert table[id(step)] == want, fields
-        assert _call_failure(Evidence(Trajectory(steps=[step])), step, None) == want, fields
+        assert _alone(step, None) == want, fields
 
 
 # ---- findings --------------------------------------------------------------------------------

@@ -565,9 +565,12 @@ def test_step_groups_are_the_selections_the_trajectory_defines() -> None:
 
 def test_call_failures_are_each_calls_own_failure() -> None:
     """``call_failures`` decides every call of the trajectory at once per pattern; each
-    entry is ``_call_failure`` of that call alone, and a step from elsewhere is judged on
-    its own."""
-    from otel_oracles.grade.oracles.trace_common import _call_failure, call_failures, failed_calls
+    entry is ``call_failure`` of that call alone (asked of an evidence whose table does not
+    hold it), and a step from elsewhere is judged on its own."""
+    from otel_oracles.grade.oracles.trace_common import call_failures, failed_calls
+
+    def alone(step: Step, pattern: str | None) -> str | None:
+        return call_failure(Evidence(Trajectory(steps=[])), step, pattern)
 
     rng = random.Random(5)
     for _ in range(100):
@@ -587,11 +590,12 @@ def test_call_failures_are_each_calls_own_failure() -> None:
         ev = Evidence(t)
         for pattern in (DEFAULT_ERROR_PATTERN, None, r"fine|boom"):
             table = call_failures(ev, pattern)
-            assert table == {id(s): _call_failure(ev, s, pattern) for s in t.tool_calls()}
+            assert table == {id(s): alone(s, pattern) for s in t.tool_calls()}
+            assert call_failures(ev, pattern) is table  # made once per pattern
             # the failed ones, which tool_retries and tool_errors read first
             assert failed_calls(ev, pattern) == {k: w for k, w in table.items() if w is not None}
             for s in t.steps:
-                assert call_failure(ev, s, pattern) == _call_failure(Evidence(t), s, pattern)
+                assert call_failure(ev, s, pattern) == alone(s, pattern)
         foreign = traj(tool("search", None, {"error": "x"}), timed=False).steps[0]
         assert call_failure(ev, foreign) == "result carries an error"
 

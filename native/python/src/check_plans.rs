@@ -6,8 +6,9 @@
 //! `max_tool_calls`, `max_steps` (its kinds whole groups of the step view), `tokens` and
 //! `latency` also word their failures (a count, sum or duration over its bound), the steps
 //! over the limit listed by `evidence.list_steps`; `tool_errors` its failed calls within
-//! `max` or over it (no call nameless), and `tool_retries` every answer (retries within
-//! `max` and `max_per_tool` or over one). What a plan reads of the steps is the step view's
+//! `max` or over it (no call nameless), and `tool_retries` (retries within `max` and
+//! `max_per_tool` or over one), `tool_not_called` (the forbidden calls within `max` or over
+//! it) and `loop_detected` (the loops within `max` or over it) every answer. What a plan reads of the steps is the step view's
 //! records (`StepView`: its groups' sizes and records, the leaf model calls and their token
 //! counts, the run's extent), read once per trajectory; the few steps a finding points at
 //! are read from their instance dicts. Made once per check
@@ -22,11 +23,12 @@
 //!
 //! The evidence is read through `Evidence`'s own memoized answers (`calls_of`,
 //! `answering`, `stopped_short`, `nameless_calls`, the view's leaf model calls, the
-//! `failed_calls` and `repeated_args_candidates` helpers of `trace_common`, the retries
-//! `retries.rs` finds in the same memo), so a plan and a Python body that ask after it
-//! share every answer.
+//! `repeated_args_candidates` and `step_normalized_args` helpers of `trace_common`, the
+//! failed calls' table `failures.rs` keeps and the retries `retries.rs` finds in the same
+//! memo), so a plan and a Python body that ask after it share every answer.
 
 use std::fmt::{self, Write as _};
+use std::sync::Arc;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
@@ -41,17 +43,20 @@ use crate::check_plans_cite::{Cite, Grounded, GroundedHelpers, Required, Require
 use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
 use crate::checks::FINDING_FIELDS;
 use crate::evidence::{StepFields, StepView};
+use crate::failures::Failures;
 use crate::pydict;
 use crate::retries::find_retries;
 use crate::slots::{Fallback, SlotClass};
 
 /// What a plan decides and the params it reads (the check's, copied once).
 enum Kind {
-    /// `tool_not_called`: none of `tools` called (`calls_of(tools, True)` empty).
+    /// `tool_not_called`: none of `tools` called (`calls_of(tools, True)` empty), else
+    /// the calls found within `max` or over it.
     NotCalled {
         tools: Py<PyTuple>,
         /// `"none of {', '.join(tools)} was called"`.
         message: Py<PyString>,
+        max: Budget,
     },
     /// `tool_errors`: the calls of `tools` that failed under `pattern` (`failed_calls`; none
     /// in most runs), those an approval step refused left out, within `max` or over it, when
@@ -70,10 +75,15 @@ enum Kind {
         per_tool: Option<Budget>,
     },
     /// `loop_detected`: fewer than `threshold` calls of `tools`, or none that may repeat
-    /// another's arguments often enough (`repeated_args_candidates` empty).
+    /// another's arguments often enough (`repeated_args_candidates` empty); else the
+    /// candidates grouped by tool and normalized arguments (`normalized`,
+    /// `trace_common.step_normalized_args`), the groups of `threshold` calls or more the
+    /// loops, within `max` or over it.
     Loop {
         tools: Py<PyTuple>,
         threshold: Budget,
+        max: Budget,
+        normalized: Py<PyAny>,
         /// `"no tool called {threshold}+ times with the same arguments"`.
         message: Py<PyString>,
     },
@@ -143,14 +153,17 @@ impl Budget {
     }
 }
 
-/// The plans' shared parts: how a `Finding` is made and the evidence helpers the plans
-/// ask (`trace_common.failed_calls`, `trace_common.repeated_args_candidates`). One per
-/// process (`trace_common.PLANS`); its methods make each check's plan.
+/// The plans' shared parts: how a `Finding` is made, why each call failed (`Failures`:
+/// `trace_common.call_failures`' table, which these plans and the Python read), and the
+/// evidence helpers the plans ask (`trace_common.repeated_args_candidates`,
+/// `step_normalized_args`, `list_steps`). One per process (`trace_common.PLANS`); its
+/// methods make each check's plan.
 #[pyclass(module = "otel_oracles._native", name = "CheckPlans", frozen)]
 pub struct CheckPlans {
     finding: Py<SlotClass>,
-    failed_calls: Py<PyAny>,
+    failures: Arc<Failures>,
     candidates: Py<PyAny>,
+    normalized: Py<PyAny>,
     list_steps: Py<PyAny>,
 }
 
@@ -159,21 +172,60 @@ impl CheckPlans {
     #[new]
     fn new(
         finding: &Bound<'_, PyType>,
-        failed_calls: Bound<'_, PyAny>,
         repeated_args_candidates: Bound<'_, PyAny>,
+        step_normalized_args: Bound<'_, PyAny>,
         list_steps: Bound<'_, PyAny>,
+        failures: (Bound<'_, PyAny>, Bound<'_, PyString>, Bound<'_, PyString>),
     ) -> PyResult<Self> {
         let maker = SlotClass::load(finding, &FINDING_FIELDS, Fallback::Positional)?;
+        let (search, denied, default) = failures;
         Ok(Self {
             finding: Py::new(finding.py(), maker)?,
-            failed_calls: failed_calls.unbind(),
+            failures: Arc::new(Failures::new(search, denied, default)),
             candidates: repeated_args_candidates.unbind(),
+            normalized: step_normalized_args.unbind(),
             list_steps: list_steps.unbind(),
         })
     }
 
-    /// `tool_not_called`'s plan for `tools` (its names or globs, as given).
-    fn tool_not_called(&self, py: Python<'_>, tools: Bound<'_, PyTuple>) -> PyResult<CheckPlan> {
+    /// `call_failures(evidence, error_pattern)`: `id()` of each tool call of `evidence`'s
+    /// trajectory -> why it failed, or `None` (`Failures::every`, memoized).
+    fn call_failures<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        error_pattern: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        self.failures.every(evidence, error_pattern)
+    }
+
+    /// `failed_calls(evidence, error_pattern)`: the failed entries of `call_failures`
+    /// (`Failures::failed`, memoized).
+    fn failed_calls<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        error_pattern: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        self.failures.failed(evidence, error_pattern)
+    }
+
+    /// `call_failure(evidence, step, error_pattern)`: why `step` failed, or `None`
+    /// (`Failures::of`).
+    fn call_failure<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        step: Bound<'py, PyAny>,
+        error_pattern: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.failures.of(evidence, step, error_pattern)
+    }
+
+    /// `tool_not_called`'s plan for `tools` (its names or globs, as given) and `max`.
+    fn tool_not_called(
+        &self,
+        py: Python<'_>,
+        tools: Bound<'_, PyTuple>,
+        max: &Bound<'_, PyInt>,
+    ) -> PyResult<CheckPlan> {
         // The names as given (any `str`), joined as the Python f-string joined them.
         let mut text = Text::new(py);
         text.push(format_args!("none of "));
@@ -189,6 +241,7 @@ impl CheckPlans {
             Kind::NotCalled {
                 message: text.finish()?.unbind(),
                 tools: tools.unbind(),
+                max: Budget::of(max)?,
             },
         )
     }
@@ -241,15 +294,16 @@ impl CheckPlans {
         tools: &Bound<'py, PyAny>,
         error_pattern: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        find_retries(evidence, tools, error_pattern, &self.failed_calls)
+        find_retries(evidence, tools, error_pattern, &self.failures)
     }
 
-    /// `loop_detected`'s plan for `tools` and `threshold`.
+    /// `loop_detected`'s plan for `tools`, `threshold` and `max`.
     fn loop_detected(
         &self,
         py: Python<'_>,
         tools: Bound<'_, PyTuple>,
         threshold: &Bound<'_, PyInt>,
+        max: &Bound<'_, PyInt>,
     ) -> PyResult<CheckPlan> {
         let threshold = Budget::of(threshold)?;
         let message = format!(
@@ -261,6 +315,8 @@ impl CheckPlans {
             Kind::Loop {
                 tools: tools.unbind(),
                 threshold,
+                max: Budget::of(max)?,
+                normalized: self.normalized.clone_ref(py),
                 message: PyString::new(py, &message).unbind(),
             },
         )
@@ -502,7 +558,7 @@ impl CheckPlans {
         Ok(CheckPlan {
             kind,
             finding: self.finding.clone_ref(py),
-            failed_calls: self.failed_calls.clone_ref(py),
+            failures: Arc::clone(&self.failures),
             candidates: self.candidates.clone_ref(py),
             list_steps: self.list_steps.clone_ref(py),
         })
@@ -516,7 +572,7 @@ impl CheckPlans {
 pub struct CheckPlan {
     kind: Kind,
     finding: Py<SlotClass>,
-    failed_calls: Py<PyAny>,
+    failures: Arc<Failures>,
     candidates: Py<PyAny>,
     list_steps: Py<PyAny>,
 }
@@ -556,7 +612,13 @@ impl CheckPlan {
         let py = ctx.py();
         let evidence = ctx.getattr(intern!(py, "evidence"))?;
         let handled = match &self.kind {
-            Kind::NotCalled { tools, .. } => self.calls_of(&evidence, tools)?.is_empty(),
+            Kind::NotCalled { tools, max, .. } => {
+                let calls = self.calls_of(&evidence, tools)?;
+                if !calls.is_empty() {
+                    return self.forbidden(&calls, max).map(Some);
+                }
+                true
+            }
             Kind::Errors {
                 pattern,
                 tools,
@@ -584,8 +646,8 @@ impl CheckPlan {
                     true
                 } else {
                     let tools = tools.bind(py).as_any();
-                    let failed_calls = &self.failed_calls;
-                    let retries = find_retries(&evidence, tools, pattern.bind(py), failed_calls)?;
+                    let failures = &self.failures;
+                    let retries = find_retries(&evidence, tools, pattern.bind(py), failures)?;
                     if retries.is_empty() {
                         true // calls failed, none was retried: within any budget
                     } else {
@@ -602,15 +664,26 @@ impl CheckPlan {
                 }
             }
             Kind::Loop {
-                tools, threshold, ..
+                tools,
+                threshold,
+                max,
+                normalized,
+                ..
             } => {
                 let calls = self.calls_of(&evidence, tools)?;
-                calls.len() < threshold.max
-                    || !self
-                        .candidates
-                        .bind(py)
-                        .call1((&evidence, calls, threshold.max))?
-                        .is_truthy()?
+                if calls.len() < threshold.max {
+                    true // fewer calls in all make no loop
+                } else {
+                    let candidates = self.candidates.bind(py);
+                    let candidates = candidates.call1((&evidence, calls, threshold.max))?;
+                    if candidates.is_truthy()? {
+                        let loops = loops(&evidence, &candidates, threshold, normalized)?;
+                        if !loops.is_empty() {
+                            return self.looped(&evidence, &loops, max).map(Some);
+                        }
+                    }
+                    true // no candidates, or their normalized arguments differ
+                }
             }
             Kind::MaxCalls { tools, max } => {
                 let quiet = !evidence
@@ -699,9 +772,7 @@ impl CheckPlan {
             }
             Kind::More(more) => return more.run(&evidence, &self.finding).map(Some),
             Kind::Cite(cite) => return cite.run(&evidence, &self.finding).map(Some),
-            Kind::Answer(answer) => {
-                return answer.run(&evidence, &self.finding, &self.failed_calls)
-            }
+            Kind::Answer(answer) => return answer.run(&evidence, &self.finding, &self.failures),
             Kind::Bench(bench) => return bench.run(ctx, &evidence, &self.finding),
             Kind::Latency {
                 max_ms,
@@ -737,12 +808,141 @@ impl CheckPlan {
         evidence: &Bound<'py, PyAny>,
         pattern: &Py<PyAny>,
     ) -> PyResult<Bound<'py, PyDict>> {
+        self.failures.failed(evidence, pattern.bind(evidence.py()))
+    }
+
+    /// `tool_not_called`'s answer when some of `calls` (`calls_of(tools, True)`) were
+    /// called: the tools' names (`tool or "?"`, sorted as Python sorts `str`s) and the
+    /// calls within `max` or over it, saying how many of them an approval step refused (a
+    /// refused call is still the agent's request for the tool: the check is about what the
+    /// agent did, and the refusal is another safeguard's work).
+    fn forbidden<'py>(
+        &self,
+        calls: &Bound<'py, PyTuple>,
+        max: &Budget,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = calls.py();
+        let unknown = intern!(py, "?");
+        let named = PySet::empty(py)?;
+        let mut refused = 0usize;
+        for call in calls.iter() {
+            let tool = StepFields::new(call.clone()).get(intern!(py, "tool"))?;
+            if tool.is_truthy()? {
+                named.add(tool)?;
+            } else {
+                named.add(unknown)?;
+            }
+            refused += usize::from(denied(&call)?);
+        }
+        let names = PyList::new(py, named.iter())?;
+        names.sort()?;
+        let n = calls.len();
+        let mut text = Text::new(py);
+        let status = if n > max.max {
+            text.push(format_args!("forbidden tool called: "));
+            text.joined(names.iter());
+            text.push(format_args!(" ("));
+            text.str(self.list_steps.bind(py).call1((calls,))?);
+            text.push(format_args!(")"));
+            if max.max > 0 {
+                text.push(format_args!("; {} call(s) tolerated", max.shown));
+            }
+            if refused > 0 {
+                text.push(format_args!("; {refused} of them requested, then "));
+                text.str(self.failures.denied(py).clone().into_any());
+            }
+            intern!(py, "fail")
+        } else {
+            text.push(format_args!("{n} call(s) of "));
+            text.joined(names.iter());
+            text.push(format_args!(" within {}", max.shown));
+            intern!(py, "pass")
+        };
+        let details = PyDict::new(py);
+        details.set_item(intern!(py, "calls"), n)?;
+        details.set_item(intern!(py, "tools"), names)?;
+        let steps = pointed(py, calls.iter())?;
+        found(
+            &self.finding,
+            status,
+            text.finish()?,
+            details,
+            steps,
+            n,
+            false,
+        )
+    }
+
+    /// `loop_detected`'s answer on `loops` (the groups of calls of one tool with the same
+    /// normalized arguments, at least `threshold` of them each): over `max`, a failure;
+    /// within it, a pass, or a lower bound when a framework's limit cut the run off (the
+    /// calls it cut off may have made another loop).
+    fn looped<'py>(
+        &self,
+        evidence: &Bound<'py, PyAny>,
+        loops: &[Vec<Bound<'py, PyAny>>],
+        max: &Budget,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let py = evidence.py();
-        Ok(self
-            .failed_calls
-            .bind(py)
-            .call1((evidence, pattern))?
-            .cast_into::<PyDict>()?)
+        let (tool_key, index_key) = (intern!(py, "tool"), intern!(py, "index"));
+        let listed = PyList::empty(py);
+        // `"; ".join(f"{tool} x{n} with identical arguments (steps {i}, {j}, ...)" ...)`:
+        // a tool name (any `str`, or `None`) and a step index as `format` shows them.
+        let mut desc = Text::new(py);
+        for (i, calls) in loops.iter().enumerate() {
+            let tool = StepFields::new(calls[0].clone()).get(tool_key)?;
+            let entry = PyDict::new(py);
+            entry.set_item(tool_key, &tool)?;
+            entry.set_item(intern!(py, "calls"), calls.len())?;
+            listed.append(entry)?;
+            if i > 0 {
+                desc.push(format_args!("; "));
+            }
+            desc.str(tool.str()?.into_any());
+            desc.push(format_args!(
+                " x{} with identical arguments (steps ",
+                calls.len()
+            ));
+            for (j, call) in calls.iter().enumerate() {
+                if j > 0 {
+                    desc.push(format_args!(", "));
+                }
+                let index = StepFields::new(call.clone()).get(index_key)?;
+                desc.str(index.str()?.into_any());
+            }
+            desc.push(format_args!(")"));
+        }
+        let desc = desc.finish()?.into_any();
+        let n = loops.len();
+        let mut text = Text::new(py);
+        let status = if n > max.max {
+            text.push(format_args!("loop detected: "));
+            text.str(desc);
+            intern!(py, "fail")
+        } else {
+            text.push(format_args!("{n} loop(s) within {}: ", max.shown));
+            text.str(desc);
+            match stopped(evidence)? {
+                None => intern!(py, "pass"),
+                Some(why) => {
+                    text.push(format_args!(" before "));
+                    text.str(why);
+                    intern!(py, "missing")
+                }
+            }
+        };
+        let details = PyDict::new(py);
+        details.set_item(intern!(py, "loops"), listed)?;
+        let steps = pointed(py, loops.iter().flatten().cloned())?;
+        found(
+            &self.finding,
+            status,
+            text.finish()?,
+            details,
+            steps,
+            n,
+            false,
+        )
     }
 
     /// `tool_errors`' answer when some call failed (`failed`, `failed_calls`' table) and no
@@ -1163,6 +1363,38 @@ pub(crate) fn pointed<'py>(
     ])
 }
 
+/// `loop_detected`'s loops among `candidates` (`repeated_args_candidates`, in step order):
+/// the calls grouped by their tool and normalized arguments (`normalized`,
+/// `trace_common.step_normalized_args`, made once per step), first seen first, each in step
+/// order; the groups of `threshold` calls or more.
+fn loops<'py>(
+    evidence: &Bound<'py, PyAny>,
+    candidates: &Bound<'py, PyAny>,
+    threshold: &Budget,
+    normalized: &Py<PyAny>,
+) -> PyResult<Vec<Vec<Bound<'py, PyAny>>>> {
+    let py = evidence.py();
+    let normalized = normalized.bind(py);
+    // (tool, normalized arguments) -> its group, keyed as the Python's `dict` keyed them.
+    let at = PyDict::new(py);
+    let mut groups: Vec<Vec<Bound<'py, PyAny>>> = Vec::new();
+    for call in candidates.try_iter()? {
+        let call = call?;
+        let tool = StepFields::new(call.clone()).get(intern!(py, "tool"))?;
+        let args = normalized.call1((evidence, &call))?;
+        let key = PyTuple::new(py, [tool, args])?;
+        match at.get_item(&key)? {
+            Some(group) => groups[group.extract::<usize>()?].push(call),
+            None => {
+                at.set_item(key, groups.len())?;
+                groups.push(vec![call]);
+            }
+        }
+    }
+    groups.retain(|calls| calls.len() >= threshold.max);
+    Ok(groups)
+}
+
 /// `tool_retries`' answer on `retries` (`(retry, failed call it repeats, why)`, at least
 /// one): counted per tool (`tool or "?"`, first seen first), a fail over `max` in all or
 /// over `per_tool` for a tool, else within, naming where the first retried call failed.
@@ -1290,6 +1522,16 @@ impl<'py> Text<'py> {
     pub(crate) fn str(&mut self, text: Bound<'py, PyAny>) {
         self.flush();
         self.parts.push(text);
+    }
+
+    /// `", ".join(names)` of `str`s.
+    fn joined(&mut self, names: impl Iterator<Item = Bound<'py, PyAny>>) {
+        for (i, name) in names.enumerate() {
+            if i > 0 {
+                self.push(format_args!(", "));
+            }
+            self.str(name);
+        }
     }
 
     /// `", ".join(f"{tool} x{n}" ...)` of per-tool counts.

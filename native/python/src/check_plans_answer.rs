@@ -28,6 +28,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::check_plans::{breached, joined, pointed};
 use crate::evidence::{placeholder, StepFields};
+use crate::failures::Failures;
 use crate::pydict;
 use crate::slots::SlotClass;
 
@@ -47,7 +48,7 @@ impl Answer {
         &self,
         evidence: &Bound<'py, PyAny>,
         finding: &Py<SlotClass>,
-        failed_calls: &Py<PyAny>,
+        failures: &Failures,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = evidence.py();
         match self {
@@ -64,7 +65,7 @@ impl Answer {
                 )?;
                 Ok(Some(found))
             }
-            Self::Degraded(degraded) => degraded.run(evidence, finding, failed_calls),
+            Self::Degraded(degraded) => degraded.run(evidence, finding, failures),
         }
     }
 }
@@ -132,12 +133,12 @@ impl Degraded {
         &self,
         evidence: &Bound<'py, PyAny>,
         finding: &Py<SlotClass>,
-        failed_calls: &Py<PyAny>,
+        failures: &Failures,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = evidence.py();
         let out = evidence.call_method0(intern!(py, "final_output"))?;
         let text = out.getattr(intern!(py, "text"))?;
-        if text.is_none() || !self.undegraded(evidence, failed_calls)? {
+        if text.is_none() || !self.undegraded(evidence, failures)? {
             return Ok(None); // (no answer: the body's assertion; a degradation: its words)
         }
         let search = self.search.bind(py);
@@ -215,7 +216,7 @@ impl Degraded {
 
     /// Whether `find_degradation` finds nothing degraded and nothing unknown: `false` as
     /// soon as one call (or the degradation attribute) says otherwise.
-    fn undegraded(&self, evidence: &Bound<'_, PyAny>, failed_calls: &Py<PyAny>) -> PyResult<bool> {
+    fn undegraded(&self, evidence: &Bound<'_, PyAny>, failures: &Failures) -> PyResult<bool> {
         let py = evidence.py();
         if let Some(key) = &self.degraded_attribute {
             let trajectory = evidence.getattr(intern!(py, "trajectory"))?;
@@ -261,10 +262,7 @@ impl Degraded {
         if last.is_empty() && maybe.is_empty() {
             return Ok(true);
         }
-        let failed = failed_calls
-            .bind(py)
-            .call1((evidence, self.error_pattern.bind(py)))?
-            .cast_into::<PyDict>()?;
+        let failed = failures.failed(evidence, self.error_pattern.bind(py))?;
         for call in maybe.values().iter().chain(last.values().iter()) {
             if !self.healthy(evidence, &failed, &call)? {
                 return Ok(false);

@@ -587,48 +587,24 @@ fn repeated_args_candidates<'py>(
     )
 }
 
-/// `trace_common.call_failures`: `id()` of each of `steps` (tool calls) -> why it failed,
-/// or `None` when nothing says it did. Signals, in order: the call was refused by an
-/// approval step (`attributes.denied is True`: `denied`, the text given), span status
-/// `error` (`status ERROR`, with the `error.type` when one is recorded), `error.type`, an
-/// error message (its first 120 characters), and a captured result that says so: a `dict`
-/// with a truthy `error`, or one matching the check's error pattern. Under no pattern or the
-/// default one (`structured_plain`) a result that is no `str` matches when it is a
-/// non-empty `dict` whose first key is the `str` `"error"` (what the default pattern finds
-/// at the start of its JSON text), so it is never serialized; whether the result was
-/// captured (`absent`) is then asked only of a `dict` that says the call failed. Otherwise
-/// (`pattern`: the pattern is not empty) `search(step)` says whether the pattern matches
-/// the result's text (the `regex` engine's answer, under its time budget, in Python).
-///
-/// Before, every failure-counting check's table was a Python call per tool call, each
-/// reading the same six fields through attribute lookups; here one call reads them for
-/// every call, and Python runs only for the pattern searches.
-#[pyfunction]
-#[pyo3(signature = (steps, pattern, structured_plain, search, denied, /))]
-fn call_failures<'py>(
-    steps: &Bound<'py, PyAny>,
-    pattern: bool,
-    structured_plain: bool,
-    search: &Bound<'py, PyAny>,
-    denied: &Bound<'py, PyString>,
-) -> PyResult<Bound<'py, PyDict>> {
-    let py = steps.py();
-    let table = PyDict::new(py);
-    for step in steps.try_iter()? {
-        let fields = StepFields::new(step?);
-        let why = call_failure(&fields, pattern, structured_plain, search, denied)?;
-        // `id(step)`: the object's address, as CPython's `id` gives it.
-        table.set_item(fields.step.as_ptr() as usize, why)?;
-    }
-    Ok(table)
-}
-
-/// One step's answer of `call_failures`.
-fn call_failure<'py>(
+/// Why the tool call `fields` failed (`trace_common.call_failure`, the rows of
+/// `failures::Failures`' table), or `None` when nothing says it did. Signals, in order: the
+/// call was refused by an approval step (`attributes.denied is True`: `denied`, the text
+/// given), span status `error` (`status ERROR`, with the `error.type` when one is
+/// recorded), `error.type`, an error message (its first 120 characters), and a captured
+/// result that says so: a `dict` with a truthy `error`, or one matching the check's error
+/// pattern. Under no pattern or the default one (`structured_plain`) a result that is no
+/// `str` matches when it is a non-empty `dict` whose first key is the `str` `"error"` (what
+/// the default pattern finds at the start of its JSON text), so it is never serialized;
+/// whether the result was captured (`absent`) is then asked only of a `dict` that says the
+/// call failed. Otherwise (`pattern`: the pattern is not empty) `search(step)` says whether
+/// the pattern matches the result's text (the `regex` engine's answer, under its time
+/// budget, in Python).
+pub(crate) fn call_failure<'py>(
     fields: &StepFields<'py>,
     pattern: bool,
     structured_plain: bool,
-    search: &Bound<'py, PyAny>,
+    search: &mut impl FnMut(&Bound<'py, PyAny>) -> PyResult<bool>,
     denied: &Bound<'py, PyString>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = fields.step.py();
@@ -684,7 +660,7 @@ fn call_failure<'py>(
     if is_dict && pydict::get(&result, error)?.is_truthy()? {
         return Ok(Some(carries.clone().into_any()));
     }
-    if pattern && search.call1((&fields.step,))?.is_truthy()? {
+    if pattern && search(&fields.step)? {
         return Ok(Some(matches.clone().into_any()));
     }
     Ok(None)
@@ -724,6 +700,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     citations::register(m)?;
     sequence::register(m)?;
     m.add_function(wrap_pyfunction!(tool_repeats, m)?)?;
-    m.add_function(wrap_pyfunction!(call_failures, m)?)?;
     m.add_function(wrap_pyfunction!(repeated_args_candidates, m)?)
 }

@@ -21,6 +21,7 @@ mod emit_records;
 mod encode;
 mod encode_metrics;
 mod evidence;
+mod failures;
 mod fields;
 mod grade_tally;
 mod limits;

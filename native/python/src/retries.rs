@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
 use crate::evidence::{tool_repeats, StepFields};
+use crate::failures::Failures;
 use crate::pydict;
 
 /// `(retry, failed call it repeats, why that call failed)` for the calls of `tools` (every
@@ -22,7 +23,7 @@ pub(crate) fn find_retries<'py>(
     evidence: &Bound<'py, PyAny>,
     tools: &Bound<'py, PyAny>,
     error_pattern: &Bound<'py, PyAny>,
-    failed_calls: &Py<PyAny>,
+    failures: &Failures,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let py = evidence.py();
     let memo = evidence
@@ -39,7 +40,7 @@ pub(crate) fn find_retries<'py>(
     if let Some(found) = memo.get_item(&key)? {
         return Ok(found.cast_into::<PyTuple>()?);
     }
-    let found = retries(evidence, &memo, tools, error_pattern, failed_calls)?;
+    let found = retries(evidence, &memo, tools, error_pattern, failures)?;
     memo.set_item(key, &found)?;
     Ok(found)
 }
@@ -51,13 +52,10 @@ fn retries<'py>(
     memo: &Bound<'py, PyDict>,
     tools: &Bound<'py, PyAny>,
     error_pattern: &Bound<'py, PyAny>,
-    failed_calls: &Py<PyAny>,
+    failures: &Failures,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let py = evidence.py();
-    let failed = failed_calls
-        .bind(py)
-        .call1((evidence, error_pattern))?
-        .cast_into::<PyDict>()?;
+    let failed = failures.failed(evidence, error_pattern)?;
     if failed.is_empty() {
         // No call failed (most trajectories): nothing to retry, no pairs needed.
         return Ok(PyTuple::empty(py));

@@ -16,7 +16,6 @@ from pydantic import AfterValidator, Field
 from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import CheckPlans
-from otel_oracles._native import call_failures as native_call_failures
 from otel_oracles._native import repeated_args_candidates as native_repeated_args_candidates
 from otel_oracles.grade.evidence import Evidence, absent, is_placeholder, list_steps
 from otel_oracles.grade.oracles.base import Finding, OracleParams
@@ -160,53 +159,6 @@ def step_result_text(ev: Evidence, step: Step) -> str:
     return text
 
 
-def call_failure(
-    ev: Evidence, step: Step, error_pattern: str | None = DEFAULT_ERROR_PATTERN
-) -> str | None:
-    """Why ``step`` (a tool call) failed, or ``None`` when nothing says it did.
-
-    Signals, in order: span status ERROR, ``error.type``, an error message (exception
-    event), a result matching ``error_pattern`` (or a dict result with a truthy ``error``).
-    A call of ``ev``'s trajectory is looked up in ``call_failures``; any other step is
-    judged on its own."""
-    try:
-        return call_failures(ev, error_pattern)[id(step)]
-    except KeyError:
-        return _call_failure(ev, step, error_pattern)
-
-
-def call_failures(ev: Evidence, error_pattern: str | None) -> dict[int, str | None]:
-    """``id()`` of each tool call of ``ev``'s trajectory (``Evidence.groups.calls``) -> why it
-    failed (``call_failure``), decided in one pass over the calls once per pattern: every
-    failure-counting check (``tool_errors``, ``tool_retries``, ``degraded_answer``) of
-    every contract asks the same of the same calls, most of them with the default pattern.
-    (A step's ``id()`` cannot name another live step, and the trajectory keeps its steps
-    alive while ``ev`` exists.)"""
-    table: dict[int, str | None] = ev.memoized(
-        ("call_failures", error_pattern), _every_call_failure, ev, error_pattern
-    )
-    return table
-
-
-def _every_call_failure(ev: Evidence, error_pattern: str | None) -> dict[int, str | None]:
-    """``_call_failures`` of every call of ``ev``'s trajectory (``call_failures``' table)."""
-    return _call_failures(ev, ev.groups.calls, error_pattern)
-
-
-def failed_calls(ev: Evidence, error_pattern: str | None) -> dict[int, str]:
-    """The failed entries of ``call_failures`` (``id()`` of a call -> why it failed), made
-    once per pattern. Most trajectories hold no failed call: then this is empty, and
-    ``tool_retries`` and ``tool_errors`` are decided without pairing calls or reading
-    twins (no failure, no retry and no failed call, whatever the pairs)."""
-    table: dict[int, str] = ev.memoized(("failed_calls", error_pattern), _failed, ev, error_pattern)
-    return table
-
-
-def _failed(ev: Evidence, error_pattern: str | None) -> dict[int, str]:
-    """``failed_calls``' table: the entries of ``call_failures`` that say why."""
-    return {k: why for k, why in call_failures(ev, error_pattern).items() if why is not None}
-
-
 def is_denied(step: Step) -> bool:
     """Whether an approval step (a human in the loop, a policy hook) refused this call before
     the tool ran (``attributes.denied``, set by the mapping: ``tool_results.denied_pattern``
@@ -239,39 +191,6 @@ def shown_run(step: Step) -> bool:
         or bool(step.error_type or step.error_message)
         or step.documents is not None
     )
-
-
-def _call_failure(ev: Evidence, step: Step, error_pattern: str | None) -> str | None:
-    """``call_failure`` of ``step`` judged on its own (a step from elsewhere)."""
-    return _call_failures(ev, (step,), error_pattern)[id(step)]
-
-
-def _call_failures(
-    ev: Evidence, steps: Sequence[Step], error_pattern: str | None
-) -> dict[int, str | None]:
-    """``id()`` of each of ``steps`` -> why it failed, decided by the core in one call
-    (``call_failures``, ``native/python/src/evidence.rs``: the signals ``call_failure``
-    lists, read from every call's fields there). Under no pattern or the default one, a
-    result that is no ``str`` is judged without its text: the default pattern asks whether
-    the JSON text starts with an object whose first key is ``error``, and ``result_text`` of
-    a structured result starts with ``{"<first key>": `` for a non-empty dict and with
-    ``[``, ``{}``, a number, ``true``/``false``/``null`` or a quoted string otherwise, so
-    the first key decides it without serializing the (often kilobytes of) result. Any
-    other pattern is searched here, by ``safe_regex`` under its budget, in the result's
-    text (made once per step)."""
-
-    def matches(step: Step) -> bool:
-        assert error_pattern  # the core asks only when there is a pattern
-        return safe_regex.search(error_pattern, step_result_text(ev, step)) is not None
-
-    found: dict[int, str | None] = native_call_failures(
-        steps,
-        bool(error_pattern),
-        not error_pattern or error_pattern == DEFAULT_ERROR_PATTERN,
-        matches,
-        DENIED,
-    )
-    return found
 
 
 def is_timeout(ev: Evidence, step: Step) -> bool:
@@ -379,10 +298,59 @@ def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int
     return native_repeated_args_candidates(calls, threshold, made, RAW_STEP_META, _PLAIN_VALUES)
 
 
-PLANS = CheckPlans(Finding, failed_calls, repeated_args_candidates, list_steps)
+def _matches(ev: Evidence, step: Step, error_pattern: str) -> bool:
+    """Whether ``error_pattern`` matches the call's result text (``step_result_text``, made
+    once per step), searched by ``safe_regex`` under its budget: what ``call_failures`` asks
+    of a captured result the other signals left undecided (under the default pattern, only
+    of a ``str`` result: a structured one is judged by its first key)."""
+    return safe_regex.search(error_pattern, step_result_text(ev, step)) is not None
+
+
+PLANS = CheckPlans(
+    Finding,
+    repeated_args_candidates,
+    step_normalized_args,
+    list_steps,
+    (_matches, DENIED, DEFAULT_ERROR_PATTERN),
+)
 """What the built-in checks make their ``native_plan`` with (``OracleCheck.native_plan``):
-the core's usual answers, asking the evidence through these helpers as the Python bodies
-do, so both share each memoized answer."""
+the core's answers, asking the evidence through these helpers as the Python did, so a plan
+and Python code that asks after it share each memoized answer; and why each tool call
+failed (``call_failures``)."""
+
+call_failures = PLANS.call_failures
+"""``call_failures(ev, error_pattern)``: ``id()`` of each tool call of ``ev``'s trajectory
+(``Evidence.groups.calls``) -> why it failed, or ``None`` when nothing says it did, decided
+in one pass over the calls once per pattern (kept in ``ev``'s memo): every failure-counting
+check (``tool_errors``, ``tool_retries``, ``degraded_answer``) of every contract asks the
+same of the same calls, most of them with the default pattern. (A step's ``id()`` cannot
+name another live step, and the trajectory keeps its steps alive while ``ev`` exists.)
+
+Signals, in order: an approval step refused the call (``DENIED``), span status ERROR,
+``error.type``, an error message (exception event), a captured result matching
+``error_pattern`` (or a dict result with a truthy ``error``). Under no pattern or the
+default one, a result that is no ``str`` is judged without its text: the default pattern
+asks whether the JSON text starts with an object whose first key is ``error``, and
+``result_text`` of a structured result starts with ``{"<first key>": `` for a non-empty dict
+and with ``[``, ``{}``, a number, ``true``/``false``/``null`` or a quoted string otherwise,
+so the first key decides it without serializing the (often kilobytes of) result. Any other
+pattern is searched by ``_matches``. The core's (``native/python/src/failures.rs``; the
+plans read the table without a Python frame)."""
+
+failed_calls = PLANS.failed_calls
+"""``failed_calls(ev, error_pattern)``: the failed entries of ``call_failures`` (``id()`` of
+a call -> why it failed), made once per pattern. Most trajectories hold no failed call: then
+this is empty, and ``tool_retries`` and ``tool_errors`` are decided without pairing calls
+or reading twins (no failure, no retry and no failed call, whatever the pairs)."""
+
+
+def call_failure(
+    ev: Evidence, step: Step, error_pattern: str | None = DEFAULT_ERROR_PATTERN
+) -> str | None:
+    """Why ``step`` (a tool call) failed, or ``None`` when nothing says it did
+    (``call_failures``' signals). A call of ``ev``'s trajectory is looked up in
+    ``call_failures``; any other step is judged on its own."""
+    return PLANS.call_failure(ev, step, error_pattern)
 
 
 class ArgsMatch(OracleParams):

@@ -14,7 +14,6 @@ plugin/toolset/MCP-qualified forms). The checks that forbid or count calls
 contract name, since nothing shows it came from another namespace.
 """
 
-from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -43,11 +42,9 @@ from otel_oracles.grade.oracles.trace_common import (
     is_denied,
     nameless_twins,
     one_string_or_list,
-    repeated_args_candidates,
     shown_run,
     span_ids,
     step_glob,
-    step_normalized_args,
     string_items,
 )
 from otel_oracles.grade.registry import register_oracle
@@ -137,33 +134,16 @@ class ToolNotCalled(OracleCheck):
 
     def __init__(self, params: ToolNotCalledParams) -> None:
         super().__init__(params)
-        self.native_plan = PLANS.tool_not_called(tuple(self.given.tool))
+        self.native_plan = PLANS.tool_not_called(tuple(self.given.tool), self.given.max)
 
     def check(self, ctx: GradeContext) -> Finding:
-        # The usual answer, none of the tools called: the core's (``native_plan``).
+        # Every answer is the core's (``native_plan``): the calls of the tools, none in most
+        # runs, within ``max`` or over it (a call an approval step refused is still the
+        # agent's request for the tool, counted and said).
         found = self.native_plan.finding(ctx)
-        if found is not None:
-            return found
-        p = self.given
-        bad = ctx.evidence.calls_of(tuple(p.tool), unknown_namespace_matches=True)
-        names = sorted({s.tool or "?" for s in bad})
-        kw: dict[str, Any] = {
-            "span_ids": span_ids(bad),
-            "step_indexes": indexes(bad),
-            "used": len(bad),
-            "details": {"calls": len(bad), "tools": names},
-        }
-        # A call an approval step refused is still the agent's request for the tool: the
-        # check is about what the agent did, and the refusal is another safeguard's work.
-        refused = sum(is_denied(s) for s in bad)
-        if len(bad) > p.max:
-            return Finding.fail(
-                f"forbidden tool called: {', '.join(names)} ({list_steps(bad)})"
-                + (f"; {p.max} call(s) tolerated" if p.max else "")
-                + (f"; {refused} of them requested, then {DENIED}" if refused else ""),
-                **kw,
-            )
-        return Finding.ok(f"{len(bad)} call(s) of {', '.join(names)} within {p.max}", **kw)
+        if found is None:  # (``check_plans.rs`` answers every trajectory)
+            raise RuntimeError("tool_not_called's plan gave no finding")
+        return found
 
 
 # ---- tool_sequence ------------------------------------------------------------------------------
@@ -357,7 +337,8 @@ class LoopDetected(OracleCheck):
 
     def __init__(self, params: LoopDetectedParams) -> None:
         super().__init__(params)
-        self.native_plan = PLANS.loop_detected(tuple(self.given.tools), self.given.threshold)
+        p = self.given
+        self.native_plan = PLANS.loop_detected(tuple(p.tools), p.threshold, p.max)
 
     def required_evidence(self) -> frozenset[str]:
         if self.given.tools:
@@ -365,41 +346,14 @@ class LoopDetected(OracleCheck):
         return self.evidence
 
     def check(self, ctx: GradeContext) -> Finding:
-        # The usual answer, fewer calls than ``threshold`` or none that may repeat another's
-        # arguments so often: the core's (``native_plan``, which reads ``stopped_short``).
+        # Every answer is the core's (``native_plan``): fewer calls than ``threshold``, or
+        # none that may repeat another's arguments so often (``repeated_args_candidates``),
+        # in most runs; else the candidates grouped by tool and normalized arguments
+        # (``step_normalized_args``), the loops within ``max`` or over it.
         found = self.native_plan.finding(ctx)
-        if found is not None:
-            return found
-        p = self.given
-        groups: dict[tuple[str | None, str], list[Step]] = defaultdict(list)
-        calls = ctx.evidence.calls_of(tuple(p.tools), unknown_namespace_matches=True)
-        # Calls that cannot be part of a loop (whose top-level string arguments differ from
-        # all but a few of its other calls) need no normalizing (the costly part); leaving
-        # their groups out changes neither the loops found nor their order.
-        for s in repeated_args_candidates(ctx.evidence, calls, p.threshold):
-            groups[(s.tool, step_normalized_args(ctx.evidence, s))].append(s)
-        loops = [g for g in groups.values() if len(g) >= p.threshold]
-        if not loops:  # candidates, but their normalized arguments differ
-            return self.native_plan.within(ctx, 0)
-        steps = [s for g in loops for s in g]
-        kw: dict[str, Any] = {
-            "used": len(loops),
-            "span_ids": span_ids(steps),
-            "step_indexes": indexes(steps),
-            "details": {"loops": [{"tool": g[0].tool, "calls": len(g)} for g in loops]},
-        }
-        desc = "; ".join(
-            f"{g[0].tool} x{len(g)} with identical arguments "
-            f"(steps {', '.join(str(s.index) for s in g)})"
-            for g in loops
-        )
-        if len(loops) > p.max:
-            return Finding.fail(f"loop detected: {desc}", **kw)
-        within = f"{len(loops)} loop(s) within {p.max}: {desc}"
-        stopped = ctx.evidence.stopped_short()
-        if stopped is not None:  # the calls the limit cut off may have made the loop
-            return Finding.missing(f"{within} before {stopped}", **kw)
-        return Finding.ok(within, **kw)
+        if found is None:  # (``check_plans.rs`` answers every trajectory)
+            raise RuntimeError("loop_detected's plan gave no finding")
+        return found
 
 
 class ToolErrorsParams(CoverageParams):
