@@ -137,6 +137,7 @@ __all__ = [
     "unwrap_block",
     "where",
     "wire_references",
+    "words_search",
     "written_request_candidates",
 ]
 
@@ -1724,3 +1725,10 @@ class Verdicts:
     ) -> Any:
         """A verdict of values the caller vouches for, every field in declaration order
         (what ``CheckRunner.verdict`` builds each verdict with)."""
+
+def words_search(pattern: object, text: object, /) -> tuple[int, int] | tuple[()] | None:
+    """``safe_regex.search(pattern, text)``'s span as the core finds it: ``(start, end)``,
+    ``()`` for no match; ``None`` when the core does not answer (``pattern`` not a ``str`` of
+    words between word boundaries, ``otel_oracles_core::words::WordsPattern``; ``text`` not an
+    ASCII ``str`` within 100,000 characters: the engine answers). ``degraded_answer``'s plan
+    asks it for ``must_disclose`` and ``uncertainty_pattern``."""

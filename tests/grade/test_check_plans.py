@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from otel_oracles import _native
+from otel_oracles import _native, safe_regex
 from otel_oracles.errors import ContractError, ReplayError
 from otel_oracles.grade.compiled import CompiledCheck, compile_check
 from otel_oracles.grade.evaluator import _context, run_compiled
@@ -213,6 +213,8 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"dependencies": [f"se{LONE}"], "uncertainty_pattern": f"(?i)done|{LONE}"},
         {"must_disclose": f"x{LONE}|search", "degraded_attribute": f"d{LONE}"},
         {"degraded_attribute": "", "empty_pattern": "", "must_disclose": ""},
+        {"must_disclose": r"\b(?:search )?fail(?:ed)?\b", "uncertainty_pattern": "(?:x|)"},
+        {"must_disclose": r"(?i)\bdone\b|search", "uncertainty_pattern": r"(?i)i'?m\b"},
     ],
     "evidence": [
         {"field": "final_output"},
@@ -569,8 +571,16 @@ RESULTS: tuple[Any, ...] = (
 """Tool results, healthy and empty (as ``is_empty_result`` or ``empty_pattern`` sees
 them), of every type and shape the plan decides itself or hands to Python."""
 
-ANSWERS = ("done", "I don't know the answer", "the search failed", f"done{LONE}")
-"""Final answers: plain, voicing uncertainty, disclosing a failure, with a lone surrogate."""
+ANSWERS = (
+    "done",
+    "I don't know the answer",
+    "the search failed",
+    f"done{LONE}",
+    "I'm not sure: it TIMED OUT",
+    "caf\u00e9: no results",
+)
+"""Final answers: plain, voicing uncertainty, disclosing a failure, with a lone surrogate,
+both in capitals, beyond ASCII."""
 
 
 def _dependencies() -> Iterator[tuple[str, Trajectory]]:
@@ -1225,3 +1235,70 @@ def test_the_cores_cited_ids_are_the_engines() -> None:
     assert _native.cited_ids(r"doc-\d+", huge) is None
     assert trace_answers._cited_ids(r"doc-\d+", huge) == ["doc-1"]
     assert trace_answers._cited_ids(r"doc-\d+", "doc-\u0663 doc-2") == ["doc-\u0663", "doc-2"]
+
+
+WORDS_PATTERNS = (
+    trace_answers.DEFAULT_DISCLOSURE,
+    trace_answers.DEFAULT_UNCERTAINTY,
+    r"(?i)\b(degraded|failed|unavailable)\b",
+    r"\bfail(?:ed)?\b|FAIL",
+    r"(?i)(?:a|ab)(c|bcd)?\b",
+    r"(?i)k\b|s",
+    "(?:x|)",
+    "",
+    r"a\b\bb|\b",
+    r"(?i)\-\.\(-,'\\",
+)
+"""Patterns the core answers (words between word boundaries): the defaults, the order of
+alternatives and of a greedy ``?``, empty matches, a boundary that cannot hold, escapes."""
+
+OTHER_WORDS_PATTERNS = (
+    r"(?i)\w+",
+    "a*",
+    "a??",
+    "(?=a)a",
+    "(?s)a",
+    "[ab]",
+    r"a{2}",
+    "(a|)?",
+    r"\d",
+    "\u00e9",
+    f"x{LONE}",
+)
+"""Patterns it leaves to the engine."""
+
+
+def _words_texts() -> Iterator[str]:
+    """Answers with the patterns' words in each case, glued to word characters (``_`` and
+    digits), at the ends, beyond ASCII (``\u212a`` folds to ``k``, ``\u017f`` to ``s``, ``\u00e9``
+    is a word character), with a lone surrogate; and random texts over those pieces."""
+    yield from ("", " ", "failed", "FAILED.", "_failed", "failed_", "1failed", "failed1")
+    yield from ("timed out", "Timedout", "time  out", "tim out", "could not find it")
+    yield from ("I don't know", "i AM NOT SURE", "I'm not sure", "no relevant information")
+    yield from ("\u212a", "\u017f", "\u00e9failed", "failed\u00e9", f"{LONE} failed", "abcd")
+    yield from ("-.(-,'\\", "A\tfailed\n", "x" * 100_001 + " failed")
+    pieces = ["fail", "ed", " ", "_", "1", "K", "k", "s", "S", "a", "b", "c", "d", "timed"]
+    pieces += [" out", "x", "\u212a", "\u017f", "\u00e9", LONE, "\n", "'", "-", "i'm"]
+    rng = random.Random(18)
+    for _ in range(500):
+        yield "".join(rng.choice(pieces) for _ in range(rng.randrange(10)))
+
+
+def test_the_cores_word_searches_are_the_engines() -> None:
+    """``words_search`` (the core's ``WordsPattern``, ``degraded_answer``'s plan of
+    ``must_disclose`` and ``uncertainty_pattern``) matches where the regex engine matches
+    for every pattern of its shape and every ASCII text within ``MAX_WORDS_TEXT``, and
+    leaves every other text and pattern to the engine."""
+    answered = 0
+    for text in _words_texts():
+        for pattern in WORDS_PATTERNS:
+            got = _native.words_search(pattern, text)
+            if got is None:
+                assert not text.isascii() or len(text) > 100_000, (pattern, text)
+                continue
+            answered += 1
+            found = safe_regex.search(pattern, text)
+            assert got == (found.span() if found else ()), (pattern, text)
+        for pattern in OTHER_WORDS_PATTERNS:
+            assert _native.words_search(pattern, text) is None, (pattern, text)
+    assert answered > 2_000

@@ -31,3 +31,4 @@ pub mod session_join;
 pub mod span_tree;
 pub mod trace_passes;
 pub mod wire;
+pub mod words;

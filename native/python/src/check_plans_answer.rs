@@ -17,7 +17,10 @@
 //! degraded or unknown is "not handled" (`None`): the Python body words which call and
 //! why. What only Python decides is handed in once: the tool-name matching
 //! (`model.tool_name.first_match`, remembered there), the regex engine under its budget
-//! (`safe_regex.search`), the degradation attribute's lookup (`attribute_value`,
+//! (`safe_regex.search`) for the answer's searches the core's plan of words between word
+//! boundaries does not answer (`otel_oracles_core::words`: the default `must_disclose`
+//! and `uncertainty_pattern` over an ASCII answer are answered there), the degradation
+//! attribute's lookup (`attribute_value`,
 //! `_truthy`), `is_empty_result` for other values and the memoized result text
 //! (`step_result_text`, for `empty_pattern`).
 
@@ -25,6 +28,8 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+use otel_oracles_core::words::WordsPattern;
 
 use crate::check_plans::{breached, joined, pointed};
 use crate::evidence::{placeholder, StepFields};
@@ -92,6 +97,10 @@ pub(crate) struct Degraded {
     empty_pattern: Option<Py<PyAny>>,
     must_disclose: Option<Py<PyAny>>,
     uncertainty_pattern: Py<PyAny>,
+    /// The core's plans of `must_disclose` and `uncertainty_pattern`, when they are words
+    /// between word boundaries (`WordsPattern`).
+    disclose_plan: Option<WordsPattern>,
+    uncertainty_plan: Option<WordsPattern>,
     first_match: Py<PyAny>,
     search: Py<PyAny>,
     attribute_value: Py<PyAny>,
@@ -114,6 +123,8 @@ impl Degraded {
     ) -> Self {
         let (first_match, search, attribute_value, truthy, is_empty_result, result_text) = helpers;
         Self {
+            disclose_plan: must_disclose.as_ref().and_then(words_plan),
+            uncertainty_plan: words_plan(&uncertainty_pattern),
             dependencies: dependencies.unbind(),
             degraded_attribute: degraded_attribute.map(Bound::unbind),
             error_pattern: error_pattern.unbind(),
@@ -141,30 +152,30 @@ impl Degraded {
         if text.is_none() || !self.undegraded(evidence, failures)? {
             return Ok(None); // (no answer: the body's assertion; a degradation: its words)
         }
-        let search = self.search.bind(py);
         let disclosure = match &self.must_disclose {
-            Some(pattern) => search.call1((pattern.bind(py), &text))?,
-            None => py.None().into_bound(py),
+            Some(pattern) => self.said(pattern.bind(py), self.disclose_plan.as_ref(), &text)?,
+            None => None,
         };
-        let uncertainty = search.call1((self.uncertainty_pattern.bind(py), &text))?;
-        let said = |found: &Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
-            if found.is_none() {
-                return Ok(py.None().into_bound(py));
-            }
-            found.call_method1(intern!(py, "group"), (0,))
-        };
+        let uncertainty = self.said(
+            self.uncertainty_pattern.bind(py),
+            self.uncertainty_plan.as_ref(),
+            &text,
+        )?;
+        let none = || py.None().into_bound(py);
         let details = PyDict::new(py);
         details.set_item(intern!(py, "degraded"), PyList::empty(py))?;
-        details.set_item(intern!(py, "disclosed"), said(&disclosure)?)?;
-        details.set_item(intern!(py, "uncertainty"), said(&uncertainty)?)?;
-        // `uncertainty or disclosure`: a match object is always true.
-        let claim = if uncertainty.is_none() {
-            disclosure
-        } else {
-            uncertainty
-        };
+        details.set_item(
+            intern!(py, "disclosed"),
+            disclosure.clone().unwrap_or_else(none),
+        )?;
+        details.set_item(
+            intern!(py, "uncertainty"),
+            uncertainty.clone().unwrap_or_else(none),
+        )?;
+        // `uncertainty or disclosure`: a match object is always true (an empty match too).
+        let claim = uncertainty.or(disclosure);
         let empty = PyTuple::empty(py).into_any();
-        if claim.is_none() {
+        let Some(claim) = claim else {
             // "No dependency degraded" is about every call: a span no convention recognised
             // may be the call that failed (unseen).
             let message = intern!(
@@ -181,8 +192,8 @@ impl Degraded {
                 true,
             )
             .map(Some);
-        }
-        let quoted = said(&claim)?.repr()?;
+        };
+        let quoted = claim.repr()?;
         let message = joined(
             py,
             [
@@ -212,6 +223,26 @@ impl Degraded {
             true,
         )
         .map(Some)
+    }
+
+    /// What `safe_regex.search(pattern, text)` matches (its `group(0)`), `None` for no
+    /// match: the core's answer when `plan` gives one for `text` (an ASCII `str` within
+    /// `MAX_WORDS_TEXT`), else the engine's.
+    fn said<'py>(
+        &self,
+        pattern: &Bound<'py, PyAny>,
+        plan: Option<&WordsPattern>,
+        text: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = text.py();
+        if let Some(answer) = plan.and_then(|plan| plan_search(plan, text)) {
+            return Ok(answer.map(|said| PyString::new(py, said).into_any()));
+        }
+        let found = self.search.bind(py).call1((pattern, text))?;
+        if found.is_none() {
+            return Ok(None);
+        }
+        found.call_method1(intern!(py, "group"), (0,)).map(Some)
     }
 
     /// Whether `find_degradation` finds nothing degraded and nothing unknown: `false` as
@@ -422,4 +453,51 @@ fn make<'py>(
         breach,
         unseen,
     )
+}
+
+/// The core's plan of a pattern param, when it is a `str` in `WordsPattern`'s subset.
+fn words_plan(pattern: &Bound<'_, PyAny>) -> Option<WordsPattern> {
+    let pattern = pattern.cast::<PyString>().ok()?;
+    WordsPattern::of(pattern.to_str().ok()?)
+}
+
+/// `plan`'s answer for `text` (the matched text, `None` for no match), when it gives one:
+/// `text` a `str` without lone surrogates that `WordsPattern::search` reads.
+fn plan_search<'a>(plan: &WordsPattern, text: &'a Bound<'_, PyAny>) -> Option<Option<&'a str>> {
+    let text = text.cast::<PyString>().ok()?;
+    let utf8 = text.to_str().ok()?;
+    let found = plan.search(utf8)?;
+    Some(found.map(|(start, end)| &utf8[start..end]))
+}
+
+/// `safe_regex.search(pattern, text)`'s match as the core finds it, for `degraded_answer`'s
+/// plan: `(start, end)`, `()` for no match, or `None` when the core does not answer
+/// (`pattern` outside `otel_oracles_core::words::WordsPattern`'s subset, `text` beyond
+/// ASCII or past `MAX_WORDS_TEXT` characters: the engine answers).
+#[pyfunction]
+#[pyo3(signature = (pattern, text, /))]
+fn words_search<'py>(
+    pattern: &Bound<'py, PyAny>,
+    text: &Bound<'py, PyAny>,
+) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let py = text.py();
+    let Some(plan) = words_plan(pattern) else {
+        return Ok(None);
+    };
+    let Some(found) = text
+        .cast::<PyString>()
+        .ok()
+        .and_then(|text| text.to_str().ok())
+        .and_then(|utf8| plan.search(utf8))
+    else {
+        return Ok(None);
+    };
+    match found {
+        Some((start, end)) => PyTuple::new(py, [start, end]).map(Some),
+        None => Ok(Some(PyTuple::empty(py))),
+    }
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(words_search, m)?)
 }

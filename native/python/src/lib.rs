@@ -86,6 +86,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     results::register(m)?;
     checks::register(m)?;
     check_plans::register(m)?;
+    check_plans_answer::register(m)?;
     slots::register(m)?;
     Ok(())
 }
