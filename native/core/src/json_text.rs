@@ -286,7 +286,13 @@ const SHOWN_CANDIDATES: [bool; 256] = {
 
 /// `n` in decimal, as `int.__repr__` writes it, without an intermediate `String`.
 pub fn write_int(n: i64, out: &mut Vec<u8>) {
-    let mut digits = [0u8; 20];
+    out.extend_from_slice(int_text(n, &mut [0; 20]).as_bytes());
+}
+
+/// `n`'s decimal text, as `str(n)` spells it, written at the end of `digits` (20 bytes
+/// hold any `i64`'s, sign included) with no formatting machinery or allocation: the one
+/// writer of integers for the reports, the scan text and the messages.
+pub fn int_text(n: i64, digits: &mut [u8; 20]) -> &str {
     let mut at = digits.len();
     let mut rest = n.unsigned_abs();
     loop {
@@ -298,9 +304,11 @@ pub fn write_int(n: i64, out: &mut Vec<u8>) {
         }
     }
     if n < 0 {
-        out.push(b'-');
+        at -= 1;
+        digits[at] = b'-';
     }
-    out.extend_from_slice(&digits[at..]);
+    // ASCII digits and a sign: always UTF-8.
+    std::str::from_utf8(&digits[at..]).unwrap_or_default()
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -696,6 +704,7 @@ mod tests {
             let mut out = b"x".to_vec();
             write_int(n, &mut out);
             assert_eq!(out, format!("x{n}").into_bytes());
+            assert_eq!(int_text(n, &mut [0; 20]), n.to_string());
         }
     }
 

@@ -17,7 +17,7 @@
 use std::borrow::Cow;
 use std::sync::Mutex;
 
-use otel_oracles_core::json_text::{escape_surrogates, write_shown_string};
+use otel_oracles_core::json_text::{escape_surrogates, int_text, write_shown_string};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -99,28 +99,6 @@ fn push_capped(text: &str, limit: usize, out: &mut String) {
     }
 }
 
-/// `n`'s decimal text, as `str(n)` spells it, written at the end of `digits` (20 bytes
-/// hold any `i64`'s, sign included) with no formatting machinery: a message's step numbers
-/// and counts.
-fn i64_text(n: i64, digits: &mut [u8; 20]) -> &str {
-    let mut at = digits.len();
-    let mut rest = n.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if n < 0 {
-        at -= 1;
-        digits[at] = b'-';
-    }
-    // ASCII digits and a sign: always UTF-8.
-    std::str::from_utf8(&digits[at..]).unwrap_or_default()
-}
-
 /// `text`'s code points as UTF-8 with its surrogates kept (`encode("utf-8",
 /// "surrogatepass")`): what a `str` that has no UTF-8 text is made of, for
 /// `escape_surrogates`. Asked only after `to_str` refused the string.
@@ -178,7 +156,7 @@ fn int_str(value: &Bound<'_, PyAny>) -> PyResult<String> {
 fn push_int_str(value: &Bound<'_, PyAny>, out: &mut String) -> PyResult<()> {
     if value.is_exact_instance_of::<PyInt>() {
         if let Ok(n) = value.extract::<i64>() {
-            out.push_str(i64_text(n, &mut [0; 20]));
+            out.push_str(int_text(n, &mut [0; 20]));
             return Ok(());
         }
     }
@@ -199,7 +177,7 @@ impl Rendered {
     fn push(&self, limit: usize, out: &mut String) {
         match self {
             Rendered::Flag(flag) => push_capped(if *flag { "true" } else { "false" }, limit, out),
-            Rendered::Int(n) => push_capped(i64_text(*n, &mut [0; 20]), limit, out),
+            Rendered::Int(n) => push_capped(int_text(*n, &mut [0; 20]), limit, out),
             Rendered::Text(text) => push_capped(text, limit, out),
         }
     }
