@@ -39,7 +39,8 @@ use pyo3::types::{PyDict, PyInt, PyList, PySet, PyString, PyTuple};
 
 use crate::check_plans::{found, pointed, Budget, Text};
 use crate::evidence::{
-    field_absent, ground, listed_steps, plan_ids, where_text, CiteSource, CiteText, StepFields,
+    field_absent, ground, listed_steps, memoized, plan_ids, where_text, CiteSource, CiteText,
+    StepFields,
 };
 use crate::report_json::json_indented;
 use crate::slots::SlotClass;
@@ -122,18 +123,10 @@ impl Cites {
         let out = evidence.call_method0(intern!(py, "final_output"))?;
         let text = out.getattr(intern!(py, "text"))?;
         let step = out.getattr(intern!(py, "step"))?;
-        let memo = evidence
-            .getattr(intern!(py, "_memo"))?
-            .cast_into::<PyDict>()?;
-        let key = self.key.bind(py);
-        let ids = match memo.get_item(key)? {
-            Some(ids) => ids.cast_into::<PyList>()?,
-            None => {
-                let ids = self.ids(&text)?;
-                memo.set_item(key, &ids)?;
-                ids
-            }
-        };
+        let ids = memoized(evidence, self.key.bind(py), || {
+            Ok(self.ids(&text)?.into_any())
+        })?
+        .cast_into::<PyList>()?;
         Ok(Answer {
             step: (!step.is_none()).then_some(step),
             ids: ids.get_slice(0, ids.len()),

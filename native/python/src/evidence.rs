@@ -62,6 +62,25 @@ fn text_is_placeholder(text: &Bound<'_, PyString>) -> bool {
     })
 }
 
+/// `evidence.memoized`'s answer under `key`, made by `make` on the first ask and kept in
+/// the evidence's memo (`Evidence._memo`, the table `memoized` keeps its answers in), so a
+/// plan and the Python checks share one answer per trajectory.
+pub(crate) fn memoized<'py>(
+    evidence: &Bound<'py, PyAny>,
+    key: &Bound<'py, PyAny>,
+    make: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let memo = evidence
+        .getattr(intern!(evidence.py(), "_memo"))?
+        .cast_into::<PyDict>()?;
+    if let Some(found) = memo.get_item(key)? {
+        return Ok(found);
+    }
+    let made = make()?;
+    memo.set_item(key, &made)?;
+    Ok(made)
+}
+
 pub(crate) fn placeholder(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
     if value.is_none() {
         return Ok(true);

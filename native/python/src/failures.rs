@@ -15,7 +15,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
-use crate::evidence::{call_failure, StepFields};
+use crate::evidence::{call_failure, memoized, StepFields};
 
 /// How a call's failure is judged: the pieces of `trace_common` the judging reads.
 pub(crate) struct Failures {
@@ -54,25 +54,17 @@ impl Failures {
         pattern: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let py = evidence.py();
-        let memo = memo_of(evidence)?;
-        let key = PyTuple::new(
-            py,
-            [
-                intern!(py, "failed_calls").clone().into_any(),
-                pattern.clone(),
-            ],
-        )?;
-        if let Some(found) = memo.get_item(&key)? {
-            return Ok(found.cast_into::<PyDict>()?);
-        }
-        let failed = PyDict::new(py);
-        for (call, why) in self.table(evidence, &memo, pattern)?.iter() {
-            if !why.is_none() {
-                failed.set_item(call, why)?;
+        let key = memo_key(py, intern!(py, "failed_calls"), pattern)?;
+        let failed = memoized(evidence, &key, || {
+            let failed = PyDict::new(py);
+            for (call, why) in self.table(evidence, pattern)?.iter() {
+                if !why.is_none() {
+                    failed.set_item(call, why)?;
+                }
             }
-        }
-        memo.set_item(key, &failed)?;
-        Ok(failed)
+            Ok(failed.into_any())
+        })?;
+        Ok(failed.cast_into::<PyDict>()?)
     }
 
     /// `call_failures(evidence, pattern)`: `id()` of each call of the trajectory
@@ -82,7 +74,7 @@ impl Failures {
         evidence: &Bound<'py, PyAny>,
         pattern: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyDict>> {
-        self.table(evidence, &memo_of(evidence)?, pattern)
+        self.table(evidence, pattern)
     }
 
     /// `call_failure(evidence, step, pattern)`: the table's answer for a call of the
@@ -102,40 +94,32 @@ impl Failures {
         Ok(judged.unwrap_or_else(|| py.None().into_bound(py)))
     }
 
-    /// The table of `pattern` (`("call_failures", pattern)` in `memo`), made on its first
-    /// ask.
+    /// The table of `pattern` (`("call_failures", pattern)` in the evidence's memo), made
+    /// on its first ask.
     fn table<'py>(
         &self,
         evidence: &Bound<'py, PyAny>,
-        memo: &Bound<'py, PyDict>,
         pattern: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let py = evidence.py();
-        let key = PyTuple::new(
-            py,
-            [
-                intern!(py, "call_failures").clone().into_any(),
-                pattern.clone(),
-            ],
-        )?;
-        if let Some(found) = memo.get_item(&key)? {
-            return Ok(found.cast_into::<PyDict>()?);
-        }
-        let calls = evidence
-            .getattr(intern!(py, "groups"))?
-            .getattr(intern!(py, "calls"))?
-            .cast_into::<PyTuple>()?;
-        let table = PyDict::new(py);
-        for call in calls.iter() {
-            // `id(call)`: the object's address, as CPython's `id` gives it. (A step's
-            // `id()` cannot name another live step, and the trajectory keeps its steps
-            // alive while the evidence exists.)
-            let id = call.as_ptr() as usize;
-            let why = self.judge(evidence, &StepFields::new(call), pattern)?;
-            table.set_item(id, why)?;
-        }
-        memo.set_item(key, &table)?;
-        Ok(table)
+        let key = memo_key(py, intern!(py, "call_failures"), pattern)?;
+        let table = memoized(evidence, &key, || {
+            let calls = evidence
+                .getattr(intern!(py, "groups"))?
+                .getattr(intern!(py, "calls"))?
+                .cast_into::<PyTuple>()?;
+            let table = PyDict::new(py);
+            for call in calls.iter() {
+                // `id(call)`: the object's address, as CPython's `id` gives it. (A step's
+                // `id()` cannot name another live step, and the trajectory keeps its steps
+                // alive while the evidence exists.)
+                let id = call.as_ptr() as usize;
+                let why = self.judge(evidence, &StepFields::new(call), pattern)?;
+                table.set_item(id, why)?;
+            }
+            Ok(table.into_any())
+        })?;
+        Ok(table.cast_into::<PyDict>()?)
     }
 
     /// Why the call `fields` failed under `pattern` (`evidence::call_failure`): under no
@@ -157,9 +141,11 @@ impl Failures {
     }
 }
 
-/// `evidence._memo`: the table `Evidence.memoized` keeps its answers in.
-fn memo_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    Ok(evidence
-        .getattr(intern!(evidence.py(), "_memo"))?
-        .cast_into::<PyDict>()?)
+/// The memo key `(name, pattern)`, as the Python callers of `Evidence.memoized` wrote it.
+fn memo_key<'py>(
+    py: Python<'py>,
+    name: &Bound<'py, PyString>,
+    pattern: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    PyTuple::new(py, [name.clone().into_any(), pattern.clone()])
 }
