@@ -18,8 +18,8 @@ COMPRESSION,CERTIFICATE,CLIENT_KEY,CLIENT_CERTIFICATE,INSECURE}``) and keep thei
 - gzip (both) or deflate (HTTP) compression; TLS with a CA file and a client certificate.
 
 gRPC goes through grpcio (``_grpc_sender``: request bytes pass through unserialized); HTTP
-through urllib3 (``_http_sender``: a thread-safe connection pool). This module holds what
-both share: the target from the environment and the retry loop.
+through ``http.client`` (``_http_sender``: a thread-safe pool of keep-alive connections). This
+module holds what both share: the target from the environment and the retry loop.
 """
 
 from __future__ import annotations
