@@ -538,8 +538,8 @@ struct Line {
     of: usize,
     depth: usize,
     /// The key and the value, held so that no other object takes their addresses while the
-    /// slot stands for them.
-    held: Option<(Option<Py<PyAny>>, Py<PyAny>)>,
+    /// slot stands for them (only held, never read).
+    _held: Option<(Option<Py<PyAny>>, Py<PyAny>)>,
     /// A list's items as they were when its lines were written, held likewise (a list can
     /// change: its lines stand only while it holds these very items); `None` for a value
     /// that is no list.
@@ -573,7 +573,7 @@ impl LineCache {
                 at: 0,
                 of: 0,
                 depth: 0,
-                held: None,
+                _held: None,
                 items: None,
                 len: 0,
                 text: [0; LINE_BYTES],
@@ -589,25 +589,19 @@ impl LineCache {
     }
 
     /// Appends the line of `value` at `at` and `depth` when its slot holds it (a list's:
-    /// with the items it holds now); false otherwise.
-    #[inline]
+    /// with the items it holds now); false otherwise. Inlined in its two callers (a call
+    /// per line of a report otherwise); a list's compare is out of line (`same_items`).
+    #[inline(always)]
     fn put(&self, at: usize, value: &Bound<'_, PyAny>, depth: usize, out: &mut Vec<u8>) -> bool {
         let of = value.as_ptr() as usize;
         let line = &self.slots[Self::slot(at, of, depth)];
-        if line.of != of || line.at != at || line.depth != depth || line.held.is_none() {
+        // A slot never written holds `of == 0`, no object's address: a slot whose `of` is
+        // `value`'s was kept of it (and holds it).
+        if line.of != of || line.at != at || line.depth != depth {
             return false;
         }
         if let Some(items) = &line.items {
-            // The slot holds this very list (its address, held): the same items?
-            let Ok(list) = value.cast_exact::<PyList>() else {
-                return false;
-            };
-            if list.len() != items.len()
-                || !items
-                    .iter()
-                    .enumerate()
-                    .all(|(i, item)| list.get_item(i).is_ok_and(|now| now.is(item)))
-            {
+            if !same_items(items, value) {
                 return false;
             }
         }
@@ -631,7 +625,7 @@ impl LineCache {
         }
         let of = value.as_ptr() as usize;
         let line = &mut self.slots[Self::slot(at, of, depth)];
-        line.held = Some((key.map(|key| key.clone().unbind()), value.clone().unbind()));
+        line._held = Some((key.map(|key| key.clone().unbind()), value.clone().unbind()));
         line.items = items;
         line.at = at;
         line.of = of;
@@ -639,6 +633,22 @@ impl LineCache {
         line.len = text.len();
         line.text[..text.len()].copy_from_slice(text);
     }
+}
+
+/// Whether `value`, the very list a [`LineCache`] slot holds (its address, held), holds
+/// `items` now (each the same object): a list can change, its lines stand only while it
+/// does. Out of line: most lines are of no list, and the inlined `put` stays a few compares.
+#[cold]
+#[inline(never)]
+fn same_items(items: &[Py<PyAny>], value: &Bound<'_, PyAny>) -> bool {
+    let Ok(list) = value.cast_exact::<PyList>() else {
+        return false;
+    };
+    list.len() == items.len()
+        && items
+            .iter()
+            .enumerate()
+            .all(|(i, item)| list.get_item(i).is_ok_and(|now| now.is(item)))
 }
 
 /// Whether an object member's value may be kept in a [`LineCache`]: an exact `str`, `None`,
@@ -655,7 +665,13 @@ fn member_kept(value: &Bound<'_, PyAny>) -> bool {
     value.is_exact_instance_of::<PyInt>()
         && value
             .cast::<PyInt>()
-            .is_ok_and(|n| n.extract::<i64>().is_ok_and(|n| (-5..=256).contains(&n)))
+            .is_ok_and(|n| n.extract::<i64>().is_ok_and(shared_int))
+}
+
+/// Whether CPython shares the `int` of `n` (-5 to 256: one object, met again; any other is
+/// a new object each time).
+fn shared_int(n: i64) -> bool {
+    (-5..=256).contains(&n)
 }
 
 /// A list's items when its lines may be kept in a [`LineCache`]: an exact list of at most
@@ -770,18 +786,17 @@ impl Fields {
             if unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut at, &mut key, &mut value) } == 0 {
                 return Ok(Held::Dumped(model_dump(model)?));
             }
-            // SAFETY: as above, both lent by the dict and still in it.
-            let (key, value) = unsafe {
-                (
-                    Bound::from_borrowed_ptr(py, key),
-                    Bound::from_borrowed_ptr(py, value),
-                )
-            };
-            // Field names are interned: the same object, but compared by value otherwise.
-            if !key.is(name) && !key.eq(name.bind(py))? {
-                return Ok(Held::Dumped(model_dump(model)?));
+            // Field names are interned: the same object (a compare of addresses, no reference
+            // taken of the key), but compared by value otherwise.
+            if key != name.as_ptr() {
+                // SAFETY: as above, lent by the dict and still in it.
+                let key = unsafe { Bound::from_borrowed_ptr(py, key) };
+                if !key.eq(name.bind(py))? {
+                    return Ok(Held::Dumped(model_dump(model)?));
+                }
             }
-            values.push(value);
+            // SAFETY: as above.
+            values.push(unsafe { Bound::from_borrowed_ptr(py, value) });
         }
         Ok(Held::Fields(values))
     }
@@ -969,6 +984,18 @@ pub(crate) fn derived_verdict(
     })
 }
 
+/// `derived` (`derived_verdict`'s) as a `str` interned once per process, not per verdict.
+fn derived_text<'py>(py: Python<'py>, derived: &'static str) -> &'py Bound<'py, PyString> {
+    match derived {
+        "pass" => intern!(py, "pass"),
+        "fail" => intern!(py, "fail"),
+        _ => {
+            debug_assert_eq!(derived, "error");
+            intern!(py, "error")
+        }
+    }
+}
+
 impl VerdictJson {
     /// The verdict's text from its values `held` (its fields' values, or its dump), and,
     /// given `read`, its counts, results, shown messages and derived `verdict` as read
@@ -1084,7 +1111,7 @@ impl VerdictJson {
             }
         };
         let derived = match derived {
-            Some(derived) => PyString::intern(py, derived).into_any(),
+            Some(derived) => derived_text(py, derived).clone().into_any(),
             None => verdict.getattr(intern!(py, "verdict"))?,
         };
         set_entry(&mut entries, &self.verdict_key, Slot::Value(derived));
@@ -1254,6 +1281,19 @@ impl VerdictJson {
         if let Ok(list) = value.cast_exact::<PyList>() {
             if list.is_empty() {
                 out.extend_from_slice(b"[]");
+                return Ok(());
+            }
+        }
+        // A result's duration (and a budget or a count past the shared small integers): a
+        // new `int` each time, never kept; written as the generic writer writes it, without
+        // its type tests, nor `field_kept`'s.
+        if value.is_exact_instance_of::<PyInt>() {
+            // SAFETY: an exact `int`.
+            if let Ok(n) = unsafe { value.cast_unchecked::<PyInt>() }.extract::<i64>() {
+                write_int(n, out);
+                if let (Some(lines), true) = (w.lines.as_deref_mut(), shared_int(n)) {
+                    lines.keep(i, None, value, None, FIELD_LINE, &out[start..]);
+                }
                 return Ok(());
             }
         }
