@@ -107,6 +107,56 @@ def test_a_warm_load_builds_the_set_from_its_entry(tmp_path: Path, user_dir: Pat
     assert [r.step for r in read.rules if r.file == "my-agent"] == ["retrieval"]
 
 
+@pytest.mark.parametrize(
+    "value",
+    [2**70, -(2**64), float("inf"), float("-inf"), [[[[1]]]] * 3, "\u00e9\u2028\U0001f600"],
+    ids=["int past 64 bits", "negative past 64 bits", "inf", "-inf", "nested", "text"],
+)
+def test_an_entry_orjson_refuses_is_read_by_json(
+    tmp_path: Path, user_dir: Path, value: Any
+) -> None:
+    """The set's entry is read by ``orjson`` when it can, else by ``json`` (what ``json.dumps``
+    writes and ``orjson`` refuses: ``Infinity``, integers past 64 bits), so either way the
+    entry takes effect (proof: its forged step) rather than the set being compiled again."""
+    cache = ConventionCache(tmp_path / "cache")
+    load_conventions([user_dir], cache)
+    entry = set_entry(tmp_path / "cache")
+    doc = body(entry)
+    (mine,) = (r for r in doc["compiled"]["rules"] if r[0] == "my-agent")
+    mine[2] = "retrieval"
+    doc["extra"] = value
+    forge(entry, doc)
+    read = load_conventions([user_dir], cache).compiled()
+    assert [r.step for r in read.rules if r.file == "my-agent"] == ["retrieval"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'{"a": [1, -0, 0.1, 1e300, 5e-324, -0.0, 1.7976931348623157e308, 123456789012345678]}',
+        b'["\\u00e9", "\\ud83d\\ude00", "\\"q\\" \\\\ \\/ \\b\\f\\n\\r\\t", "\xc3\xa9"]',
+        b'{"k": 1, "k": 2, "": null, "t": true, "f": false}',
+        b"[18446744073709551615, 18446744073709551616, -9223372036854775809, NaN, Infinity]",
+        b"[" * 2000 + b"]" * 2000,
+    ],
+    ids=["numbers", "escapes", "repeated key", "past 64 bits", "deep"],
+)
+def test_the_set_entry_reader_gives_what_json_gives(text: bytes) -> None:
+    """``_set_entry`` reads what ``json.loads`` reads into the same values (types, floats
+    to the bit, a repeated key's last value), and refuses what it refuses."""
+    from otel_oracles.mapping._cache import _set_entry
+
+    try:
+        expected: Any = json.loads(text)
+    except RecursionError:
+        with pytest.raises(RecursionError):
+            _set_entry(text)
+        return
+    got = _set_entry(text)
+    assert json.dumps(got) == json.dumps(expected)
+    assert repr(got) == repr(expected)
+
+
 def files_alive() -> int:
     """How many ``ConventionFile`` objects this process holds."""
     gc.collect()

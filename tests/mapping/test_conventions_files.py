@@ -4,6 +4,7 @@ the attributes rules ask for."""
 
 from __future__ import annotations
 
+import importlib.resources
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,9 @@ def test_bundled_files_load_and_state_what_they_cover() -> None:
 def test_bundled_files_ship_inside_the_package() -> None:
     assert (builtin_dir() / "otel-genai.yaml").is_file()
     assert builtin_dir().parent.name == "otel_oracles"
+    # Where ``importlib.resources`` says the package's files are (``builtin_dir`` asks it
+    # only for a package not loaded from its directory).
+    assert builtin_dir() == Path(str(importlib.resources.files("otel_oracles") / "conventions"))
 
 
 @pytest.mark.parametrize(
