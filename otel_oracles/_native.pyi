@@ -1497,16 +1497,16 @@ _Finding = TypeVar("_Finding")
 class CheckPlans(Generic[_Finding]):
     """How the built-in checks make their ``native_plan`` (``grade.oracles.trace_common.PLANS``;
     ``native/python/src/check_plans.rs``): ``finding`` the check's ``Finding`` class, the two
-    helpers the evidence is asked through, ``list_steps`` how a failure lists its steps, and
-    ``failures`` what judging a call's failure reads (``failures.rs``: the error pattern's
-    search in a result's text, ``DENIED``, ``DEFAULT_ERROR_PATTERN``)."""
+    helpers the evidence is asked through, and ``failures`` what judging a call's failure
+    reads (``failures.rs``: the error pattern's search in a result's text, ``DENIED``,
+    ``DEFAULT_ERROR_PATTERN``); a failure lists its steps as ``evidence.list_steps`` does,
+    calling the core's own (``evidence/naming.rs``)."""
 
     def __new__(
         cls,
         finding: type[_Finding],
         repeated_args_candidates: Callable[[Any, Sequence[Step], int], Sequence[Step]],
         step_normalized_args: Callable[[Any, Step], str],
-        list_steps: Callable[[Sequence[Step]], str],
         failures: tuple[Callable[[Any, Step, str], bool], str, str],
     ) -> CheckPlans[_Finding]: ...
     def call_failures(self, evidence: Any, error_pattern: str | None) -> dict[int, str | None]:
@@ -1567,19 +1567,13 @@ class CheckPlans(Generic[_Finding]):
         self,
         params: Any,
         constrains: bool,
-        helpers: tuple[
-            Callable[[Any, Step], str | None],
-            Callable[[Step], bool],
-            Callable[[Step], str],
-            Callable[[Sequence[Step]], str],
-            str,
-        ],
+        helpers: tuple[Callable[[Any, Step], str | None], Callable[[Step], bool], str],
     ) -> CheckPlan[_Finding]: ...
     def handoff(
         self,
         required: Sequence[Any],
         forbidden: Sequence[Any],
-        helpers: tuple[Callable[[str, str], bool], Callable[[Step], str], Callable[[Any], Any]],
+        helpers: tuple[Callable[[str, str], bool], Callable[[Any], Any]],
     ) -> CheckPlan[_Finding]: ...
     def citations_grounded(
         self,

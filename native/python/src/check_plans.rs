@@ -5,11 +5,12 @@
 //! memoized evidence ask or two and a finding whose message the params and a count decide;
 //! `max_tool_calls`, `max_steps` (its kinds whole groups of the step view), `tokens` and
 //! `latency` also word their failures (a count, sum or duration over its bound), the steps
-//! over the limit listed by `evidence.list_steps`; `tool_errors` its failed calls within
-//! `max` or over it (no call nameless), and `tool_retries` (retries within `max` and
-//! `max_per_tool` or over one), `tool_not_called` (the forbidden calls within `max` or over
-//! it) and `loop_detected` (the loops within `max` or over it) every answer. What a plan reads of the steps is the step view's
-//! records (`StepView`: its groups' sizes and records, the leaf model calls and their token
+//! over the limit listed as `evidence.list_steps` lists them (`evidence::listed_steps`,
+//! called directly); `tool_errors` its failed calls within `max` or over it (no call
+//! nameless), and `tool_retries` (retries within `max` and `max_per_tool` or over one),
+//! `tool_not_called` (the forbidden calls within `max` or over it) and `loop_detected` (the
+//! loops within `max` or over it) every answer. What a plan reads of the steps is the step
+//! view's records (`StepView`: its groups' sizes and records, the leaf model calls and their token
 //! counts, the run's extent), read once per trajectory; the few steps a finding points at
 //! are read from their instance dicts. Made once per check
 //! from its params (`CheckPlans`, when its oracle is built), a plan is run by the
@@ -42,7 +43,7 @@ use crate::check_plans_answer::{Answer, Degraded, DegradedHelpers};
 use crate::check_plans_cite::{Cite, Grounded, GroundedHelpers, Required, RequiredHelpers};
 use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
 use crate::checks::FINDING_FIELDS;
-use crate::evidence::{StepFields, StepView};
+use crate::evidence::{listed_steps, where_text, StepFields, StepView};
 use crate::failures::Failures;
 use crate::pydict;
 use crate::retries::find_retries;
@@ -156,7 +157,7 @@ impl Budget {
 /// The plans' shared parts: how a `Finding` is made, why each call failed (`Failures`:
 /// `trace_common.call_failures`' table, which these plans and the Python read), and the
 /// evidence helpers the plans ask (`trace_common.repeated_args_candidates`,
-/// `step_normalized_args`, `list_steps`). One per process (`trace_common.PLANS`); its
+/// `step_normalized_args`). One per process (`trace_common.PLANS`); its
 /// methods make each check's plan.
 #[pyclass(module = "otel_oracles._native", name = "CheckPlans", frozen)]
 pub struct CheckPlans {
@@ -164,7 +165,6 @@ pub struct CheckPlans {
     failures: Arc<Failures>,
     candidates: Py<PyAny>,
     normalized: Py<PyAny>,
-    list_steps: Py<PyAny>,
 }
 
 #[pymethods]
@@ -174,7 +174,6 @@ impl CheckPlans {
         finding: &Bound<'_, PyType>,
         repeated_args_candidates: Bound<'_, PyAny>,
         step_normalized_args: Bound<'_, PyAny>,
-        list_steps: Bound<'_, PyAny>,
         failures: (Bound<'_, PyAny>, Bound<'_, PyString>, Bound<'_, PyString>),
     ) -> PyResult<Self> {
         let maker = SlotClass::load(finding, &FINDING_FIELDS, Fallback::Positional)?;
@@ -184,7 +183,6 @@ impl CheckPlans {
             failures: Arc::new(Failures::new(search, denied, default)),
             candidates: repeated_args_candidates.unbind(),
             normalized: step_normalized_args.unbind(),
-            list_steps: list_steps.unbind(),
         })
     }
 
@@ -560,7 +558,6 @@ impl CheckPlans {
             finding: self.finding.clone_ref(py),
             failures: Arc::clone(&self.failures),
             candidates: self.candidates.clone_ref(py),
-            list_steps: self.list_steps.clone_ref(py),
         })
     }
 }
@@ -574,7 +571,6 @@ pub struct CheckPlan {
     finding: Py<SlotClass>,
     failures: Arc<Failures>,
     candidates: Py<PyAny>,
-    list_steps: Py<PyAny>,
 }
 
 #[pymethods]
@@ -651,15 +647,7 @@ impl CheckPlan {
                     if retries.is_empty() {
                         true // calls failed, none was retried: within any budget
                     } else {
-                        return retried(
-                            py,
-                            &self.list_steps,
-                            &self.finding,
-                            &retries,
-                            max,
-                            per_tool,
-                        )
-                        .map(Some);
+                        return retried(py, &self.finding, &retries, max, per_tool).map(Some);
                     }
                 }
             }
@@ -842,7 +830,7 @@ impl CheckPlan {
             text.push(format_args!("forbidden tool called: "));
             text.joined(names.iter());
             text.push(format_args!(" ("));
-            text.str(self.list_steps.bind(py).call1((calls,))?);
+            text.str(listed_steps(calls.as_any())?.into_any());
             text.push(format_args!(")"));
             if max.max > 0 {
                 text.push(format_args!("; {} call(s) tolerated", max.shown));
@@ -988,7 +976,7 @@ impl CheckPlan {
                 if i > 0 {
                     text.push(format_args!("; "));
                 }
-                text.str(where_is(&self.list_steps, call)?);
+                text.str(where_is(call)?);
                 text.push(format_args!(": "));
                 text.str(why.clone());
             }
@@ -1146,7 +1134,7 @@ impl CheckPlan {
         details: Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = extra.py();
-        text.str(self.list_steps.bind(py).call1((extra,))?);
+        text.str(listed_steps(extra.as_any())?.into_any());
         found(
             &self.finding,
             intern!(py, "fail"),
@@ -1400,7 +1388,6 @@ fn loops<'py>(
 /// over `per_tool` for a tool, else within, naming where the first retried call failed.
 fn retried<'py>(
     py: Python<'py>,
-    list_steps: &Py<PyAny>,
     finding: &Py<SlotClass>,
     retries: &Bound<'py, PyTuple>,
     max: &Budget,
@@ -1468,7 +1455,7 @@ fn retried<'py>(
         text.push(format_args!(") within budget {}; first after ", max.shown));
         let (_, prev, why): (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>) =
             retries.get_item(0)?.extract()?;
-        text.str(where_is(list_steps, &prev)?);
+        text.str(where_is(&prev)?);
         text.push(format_args!(" failed: "));
         text.str(why);
         intern!(py, "pass")
@@ -1566,11 +1553,9 @@ pub(crate) fn joined<'py>(
         .cast_into::<PyString>()?)
 }
 
-/// `evidence.where(step)` (`step 3 (search_docs, span ab12...)`), as `list_steps` of the
-/// one step words it.
-fn where_is<'py>(list_steps: &Py<PyAny>, step: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let py = step.py();
-    list_steps.bind(py).call1((PyTuple::new(py, [step])?,))
+/// `evidence.where(step)` (`step 3 (search_docs, span ab12...)`).
+fn where_is<'py>(step: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(where_text(&StepFields::new(step.clone()))?.into_any())
 }
 
 /// `trace_common.is_denied`: `step.attributes.get("denied") is True` (an approval step

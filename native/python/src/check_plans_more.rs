@@ -12,15 +12,16 @@
 //! unordered modes' assignment (`scipy`'s, imported when first asked), whether a requested
 //! call shows it ran (`shown_run`, asked of the calls seen only as requests), which
 //! nameless calls are a named call's twin (`nameless_twins`, asked only when a required
-//! transfer is not seen), a glob holding a character class (`fnmatch.fnmatchcase`) and
-//! how a message names steps (`where`, `list_steps`).
+//! transfer is not seen) and a glob holding a character class (`fnmatch.fnmatchcase`). How
+//! a message names steps is the core's own (`evidence::where_text`, `listed_steps`: the
+//! functions Python's `where` and `list_steps` are), called directly.
 
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use crate::check_plans::{found, joined, pointed, Budget};
-use crate::evidence::tool_sequence_diff;
+use crate::evidence::{listed_steps, tool_sequence_diff, where_text, StepFields};
 use crate::pydict;
 use crate::slots::SlotClass;
 
@@ -281,21 +282,12 @@ pub(crate) struct Called {
     constraints: Option<Py<PyAny>>,
     args_mismatch: Py<PyAny>,
     shown_run: Py<PyAny>,
-    where_: Py<PyAny>,
-    list_steps: Py<PyAny>,
     /// `trace_common.DENIED`: why a refused call never ran.
     denied: Py<PyString>,
 }
 
-/// `tool_called`'s Python deciders: `args_mismatch`, `shown_run`, `where`, `list_steps`,
-/// and `DENIED`'s text.
-pub(crate) type CalledHelpers<'py> = (
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyAny>,
-    Bound<'py, PyString>,
-);
+/// `tool_called`'s Python deciders: `args_mismatch`, `shown_run`, and `DENIED`'s text.
+pub(crate) type CalledHelpers<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyString>);
 
 impl Called {
     /// The plan of `params` (`ToolCalledParams`: `tool`, `min`, `max`), whose arguments
@@ -303,7 +295,7 @@ impl Called {
     pub(crate) fn new(
         params: &Bound<'_, PyAny>,
         constrains: bool,
-        (args_mismatch, shown_run, where_, list_steps, denied): CalledHelpers<'_>,
+        (args_mismatch, shown_run, denied): CalledHelpers<'_>,
     ) -> PyResult<Self> {
         let py = params.py();
         let tool = params
@@ -329,8 +321,6 @@ impl Called {
             constraints: constrains.then(|| params.clone().unbind()),
             args_mismatch: args_mismatch.unbind(),
             shown_run: shown_run.unbind(),
-            where_: where_.unbind(),
-            list_steps: list_steps.unbind(),
             denied: denied.unbind(),
         })
     }
@@ -391,10 +381,7 @@ impl Called {
         let (tool, bound) = (self.tool.bind(py).clone().into_any(), &self.bound);
         let text = |s: String| PyString::new(py, &s).into_any();
         if n < self.min.max && n + unshown.len() >= self.min.max {
-            let listed = self
-                .list_steps
-                .bind(py)
-                .call1((PyList::new(py, &unshown)?,))?;
+            let listed = listed_steps(PyList::new(py, &unshown)?.as_any())?.into_any();
             let message = joined(
                 py,
                 [
@@ -431,7 +418,7 @@ impl Called {
                     if i > 0 {
                         parts.push(text("; ".to_owned()));
                     }
-                    parts.push(self.where_.bind(py).call1((step,))?);
+                    parts.push(where_of(step)?);
                     parts.push(text(": ".to_owned()));
                     parts.push(why.clone());
                 }
@@ -458,7 +445,7 @@ impl Called {
         if let Some(max) = &self.max {
             if matching.len() > max.max {
                 let extra = PyList::new(py, &matching[max.max..])?;
-                let listed = self.list_steps.bind(py).call1((&extra,))?;
+                let listed = listed_steps(extra.as_any())?.into_any();
                 let message = joined(
                     py,
                     [
@@ -583,19 +570,18 @@ pub(crate) struct Handoff {
     required: Vec<Rule>,
     forbidden: Vec<Rule>,
     fnmatch: Py<PyAny>,
-    where_: Py<PyAny>,
     nameless_twins: Py<PyAny>,
 }
 
-/// `handoff`'s Python deciders: `fnmatch.fnmatchcase`, `where`, `nameless_twins`.
-pub(crate) type HandoffHelpers<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, Bound<'py, PyAny>);
+/// `handoff`'s Python deciders: `fnmatch.fnmatchcase`, `nameless_twins`.
+pub(crate) type HandoffHelpers<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>);
 
 impl Handoff {
     /// The plan of `required` and `forbidden` (`Transfer`s).
     pub(crate) fn new(
         required: &Bound<'_, PyAny>,
         forbidden: &Bound<'_, PyAny>,
-        (fnmatch, where_, nameless_twins): HandoffHelpers<'_>,
+        (fnmatch, nameless_twins): HandoffHelpers<'_>,
     ) -> PyResult<Self> {
         let rules = |given: &Bound<'_, PyAny>| -> PyResult<Vec<Rule>> {
             let py = given.py();
@@ -614,7 +600,6 @@ impl Handoff {
             required: rules(required)?,
             forbidden: rules(forbidden)?,
             fnmatch: fnmatch.unbind(),
-            where_: where_.unbind(),
             nameless_twins: nameless_twins.unbind(),
         })
     }
@@ -646,7 +631,6 @@ impl Handoff {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = evidence.py();
         let seen = transfers(evidence)?;
-        let where_ = self.where_.bind(py);
         let text = |s: &str| PyString::new(py, s).into_any();
         let mut listed = Vec::new();
         let rows = PyList::empty(py);
@@ -655,12 +639,7 @@ impl Handoff {
                 listed.push(text(", "));
             }
             listed.extend([s.from.clone(), text(" -> "), s.to.clone(), text(" (")]);
-            listed.extend([
-                text(s.via),
-                text(", "),
-                where_.call1((&s.step,))?,
-                text(")"),
-            ]);
+            listed.extend([text(s.via), text(", "), where_of(&s.step)?, text(")")]);
             let row = PyDict::new(py);
             row.set_item(intern!(py, "from"), &s.from)?;
             row.set_item(intern!(py, "to"), &s.to)?;
@@ -746,12 +725,7 @@ impl Handoff {
         }
         for h in &bad {
             problems.extend([text("forbidden transfer "), h.from.clone(), text(" -> ")]);
-            problems.extend([
-                h.to.clone(),
-                text(" ("),
-                where_.call1((&h.step,))?,
-                text(")"),
-            ]);
+            problems.extend([h.to.clone(), text(" ("), where_of(&h.step)?, text(")")]);
             problems.push(text("; "));
         }
         problems.pop(); // the last separator
@@ -776,7 +750,7 @@ impl Handoff {
                      transfer (",
                     nameless.len()
                 )));
-                parts.extend([where_.call1((&nameless[0],))?, text("; transfers seen: ")]);
+                parts.extend([where_of(&nameless[0])?, text("; transfers seen: ")]);
                 parts.extend([listed_or_none, text(")")]);
             }
             let pointed = pointed(py, unnamed.iter().cloned())?;
@@ -826,6 +800,11 @@ impl Handoff {
             false,
         )
     }
+}
+
+/// `evidence.where(step)`: how a message points at `step`.
+fn where_of<'py>(step: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    Ok(where_text(&StepFields::new(step.clone()))?.into_any())
 }
 
 /// `find_transfers`: the handoff steps (`from_agent -> to_agent`), then delegation (an

@@ -503,7 +503,7 @@ class Handoff(OracleCheck):
     def __init__(self, params: HandoffParams) -> None:
         super().__init__(params)
         p = self.given
-        helpers = (fnmatch.fnmatchcase, where, nameless_twins)
+        helpers = (fnmatch.fnmatchcase, nameless_twins)
         self.native_plan = PLANS.handoff(p.required, p.forbidden, helpers)
 
     def check(self, ctx: GradeContext) -> Finding:

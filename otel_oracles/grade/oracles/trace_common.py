@@ -17,7 +17,7 @@ from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import CheckPlans
 from otel_oracles._native import repeated_args_candidates as native_repeated_args_candidates
-from otel_oracles.grade.evidence import Evidence, absent, is_placeholder, list_steps
+from otel_oracles.grade.evidence import Evidence, absent, is_placeholder
 from otel_oracles.grade.oracles.base import Finding, OracleParams
 from otel_oracles.model.defaults import new_dict
 from otel_oracles.model.step import GENERATION, Step
@@ -310,7 +310,6 @@ PLANS = CheckPlans(
     Finding,
     repeated_args_candidates,
     step_normalized_args,
-    list_steps,
     (_matches, DENIED, DEFAULT_ERROR_PATTERN),
 )
 """What the built-in checks make their ``native_plan`` with (``OracleCheck.native_plan``):

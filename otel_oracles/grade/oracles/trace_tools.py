@@ -90,7 +90,7 @@ class ToolCalled(OracleCheck):
     def __init__(self, params: ToolCalledParams) -> None:
         super().__init__(params)
         p = self.given
-        helpers = (args_mismatch, shown_run, where, list_steps, DENIED)
+        helpers = (args_mismatch, shown_run, DENIED)
         self.native_plan = PLANS.tool_called(p, p.constrains_args(), helpers)
 
     def required_evidence(self) -> frozenset[str]:
