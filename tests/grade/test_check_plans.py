@@ -1248,9 +1248,11 @@ WORDS_PATTERNS = (
     "",
     r"a\b\bb|\b",
     r"(?i)\-\.\(-,'\\",
+    r"(?i)\b(a|b|c|d|e|f|g|h)(i|j|k|l|m|n|o|p)?\b",
 )
 """Patterns the core answers (words between word boundaries): the defaults, the order of
-alternatives and of a greedy ``?``, empty matches, a boundary that cannot hold, escapes."""
+alternatives and of a greedy ``?``, empty matches, a boundary that cannot hold, escapes, and
+more spellings (72) than the vectorised skip to a match's possible start takes (64)."""
 
 OTHER_WORDS_PATTERNS = (
     r"(?i)\w+",
@@ -1282,6 +1284,15 @@ def _words_texts() -> Iterator[str]:
     rng = random.Random(18)
     for _ in range(500):
         yield "".join(rng.choice(pieces) for _ in range(rng.randrange(10)))
+    # Longer texts, where the skip to a match's possible start runs in blocks of 16 and 32
+    # bytes: a match in the last bytes, after many places whose boundaries do not hold.
+    for n in (14, 15, 16, 17, 31, 32, 33, 63, 64, 65, 1000):
+        yield from ("x" * n + " failed", "x" * n + "failed", " " * n + "FaiLed" + "_" * n)
+    yield "failedx _failed timeoutx " * 40 + "time out."
+    yield "The lookup TIMED_OUT; the service was unavailablE. " * 20
+    ascii_pieces = [p for p in pieces if p.isascii()]
+    for _ in range(300):
+        yield "".join(rng.choice(ascii_pieces) for _ in range(rng.randrange(10, 80)))
 
 
 def test_the_cores_word_searches_are_the_engines() -> None:
