@@ -28,6 +28,7 @@ __all__ = [
     "LATE_SAMPLE_SIZE",
     "MAX_ANY_VALUE_DEPTH",
     "MAX_LISTED_STEPS",
+    "MAX_TOOL_NAME",
     "REMEMBERED_TRACE_IDS",
     "RESULT_PATTERN_WINDOW",
     "RULE_MEMO_TEXTS",
@@ -130,6 +131,7 @@ __all__ = [
     "sibling_layer_calls",
     "span_tree",
     "structured",
+    "tool_first_match",
     "tool_repeats",
     "tool_sequence_diff",
     "tools_running_agents",
@@ -1726,3 +1728,14 @@ def words_search(pattern: object, text: object, /) -> tuple[int, int] | tuple[()
     words between word boundaries, ``otel_oracles_core::words::WordsPattern``; ``text`` not an
     ASCII ``str`` within 100,000 characters: the engine answers). ``degraded_answer``'s plan
     asks it for ``must_disclose`` and ``uncertainty_pattern``."""
+
+MAX_TOOL_NAME: int
+
+def tool_first_match(
+    recorded: object, patterns: tuple[str, ...], unknown_namespace_matches: bool = False, /
+) -> tuple[int] | tuple[()] | None:
+    """``model.tool_name.first_match(recorded, patterns, unknown_namespace_matches)`` as the
+    core answers it (``otel_oracles_core::tool_glob``, what the plans ask instead of a Python
+    call): ``(index,)`` of the first pattern naming ``recorded``, ``()`` for none; ``None``
+    when Python's answers (a ``[`` in a pattern, a name that is no exact ``str`` of UTF-8
+    text, longer than ``MAX_TOOL_NAME`` bytes or ending in a line break)."""

@@ -8,14 +8,16 @@ namespaces its tools would record it; the contract still names the bare tool.
 from __future__ import annotations
 
 import fnmatch
+import random
 from pathlib import Path
 
 import pytest
 
+from otel_oracles import _native
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import Outcome
-from otel_oracles.model.tool_name import _glob_match, parse_tool_name, tool_matches
+from otel_oracles.model.tool_name import _glob_match, first_match, parse_tool_name, tool_matches
 from otel_oracles.pipeline import grade_trace, read_traces
 from tests.oracles.trace_builders import check, gen, tool, traj
 
@@ -208,3 +210,61 @@ def test_a_plain_name_is_compared_as_fnmatch_would(pattern: str, name: str) -> N
     """Names without glob characters are compared as text, not through fnmatch's regex: the
     answer must be fnmatch's for every character fnmatch escapes."""
     assert _glob_match(name, pattern) == fnmatch.fnmatchcase(name, pattern)
+
+
+FIRST_MATCH_PATTERNS: tuple[tuple[str, ...], ...] = (
+    ("delete_records",),
+    ("crm.delete_records", "delete_records"),
+    ("delete_*", "*records", "d?lete_records", "*"),
+    ("mcp__crm__delete_records", "crm/*", "*.delete", "x-y.z/w__v"),
+    ("__", "", "-", "_", "*_", "?", "**", "a*b?c", "*a*a*a*b"),
+    ("\u00e9*", "?\u00e9", "\u00e9t\u00e9", "caf\u00e9.*"),
+    ("a\\b", "x+y", "(g)", "a]b", ".*", "a.__call__", "__call__"),
+    ("records", "_records", "delete", "delete_records.acall"),
+)
+"""Tuples of contract tool names (no ``[``): plain names, qualified ones, globs with ``*`` and
+``?``, separators alone and at the ends, empty, regex characters, non-ASCII, special
+methods."""
+
+_NAME_PIECES = ["delete", "_", "records", "__", "-", ".", "/", "crm", "mcp", ".__call__"]
+_NAME_PIECES += [".__acall__", "\u00e9", "a", "b", "c", "x", "__init__", ".__A__", "1", "*"]
+_NAME_PIECES += ["\n", "]", "\\", "?", " ", "\U0001f600", "t"]
+
+
+def _recorded_names() -> list[str]:
+    """Recorded tool names: the qualified spellings, special methods (and near misses), names
+    made of separators alone, non-ASCII and random names over those pieces."""
+    names = ["", "delete_records", "_", "__", "___", ".", ".__call__", "a.__call__", "x.__a__"]
+    names += ["x.__a_", "x.__1a__", "x.__a__\n", "x.__a__.y", "caf\u00e9.tool", "\u00e9t\u00e9"]
+    names += ["a\nb", "delete_records\n", "docs_delete_records", "bulk_delete_records.acall"]
+    names += QUALIFIED + [q + ".__call__" for q in QUALIFIED]
+    rng = random.Random(18)
+    for _ in range(600):
+        names.append("".join(rng.choice(_NAME_PIECES) for _ in range(rng.randrange(1, 9))))
+    return names
+
+
+def test_the_cores_first_match_is_first_match() -> None:
+    """``_native.tool_first_match`` (the plans' tool-name matching) answers as
+    ``first_match`` for every pattern tuple without a class, every name and both modes, and
+    leaves to Python the names it does not read and the patterns holding a ``[``."""
+    answered = 0
+    for name in _recorded_names():
+        for patterns in FIRST_MATCH_PATTERNS:
+            for lax in (False, True):
+                got = _native.tool_first_match(name, patterns, lax)
+                if got is None:
+                    assert name.endswith("\n"), (name, patterns)
+                    continue
+                answered += 1
+                found = first_match(name, patterns, lax)
+                want = () if found is None else (patterns.index(found),)
+                assert got == want, (name, patterns, lax)
+    assert answered > 8_000
+    assert _native.tool_first_match(None, ("a",)) == ()
+    assert _native.tool_first_match("search_docs", ("a", "search_[a-z]*")) is None
+    assert _native.tool_first_match("a\udcff", ("a*",)) is None
+    assert _native.tool_first_match(1, ("a",)) is None
+    long = "a" * _native.MAX_TOOL_NAME
+    assert _native.tool_first_match(long, ("a*",)) == (0,)
+    assert _native.tool_first_match(long + "a", ("a*",)) is None

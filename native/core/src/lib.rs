@@ -29,6 +29,7 @@ pub mod screen;
 pub mod sequence;
 pub mod session_join;
 pub mod span_tree;
+pub mod tool_glob;
 pub mod trace_passes;
 pub mod wire;
 pub mod words;

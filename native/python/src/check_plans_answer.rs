@@ -15,8 +15,9 @@
 //! (`is_empty_result`: an exact `dict`, `list` or `str` decided here, anything else by the
 //! Python function), nor matching `empty_pattern`, nor of an unknown outcome. Anything
 //! degraded or unknown is "not handled" (`None`): the Python body words which call and
-//! why. What only Python decides is handed in once: the tool-name matching
-//! (`model.tool_name.first_match`, remembered there), the regex engine under its budget
+//! why. The tool-name matching is the core's (`tool_glob::NamedBy`: `first_match` of
+//! `model.tool_name`, handed in for patterns with a class and names it does not read).
+//! What only Python decides is handed in once: the regex engine under its budget
 //! (`safe_regex.search`) for the answer's searches the core's plan of words between word
 //! boundaries does not answer (`otel_oracles_core::words`: the default `must_disclose`
 //! and `uncertainty_pattern` over an ASCII answer are answered there), the degradation
@@ -36,6 +37,7 @@ use crate::evidence::{placeholder, StepFields};
 use crate::failures::Failures;
 use crate::pydict;
 use crate::slots::SlotClass;
+use crate::tool_glob::NamedBy;
 
 /// A plan of this module, by check.
 pub(crate) enum Answer {
@@ -92,6 +94,8 @@ pub(crate) type DegradedHelpers<'py> = (
 pub(crate) struct Degraded {
     /// `tuple(dependencies)` (empty: every tool is a dependency).
     dependencies: Py<PyTuple>,
+    /// Whether a dependency names a tool (`first_match(tool, dependencies, lax)`).
+    named_by: NamedBy,
     degraded_attribute: Option<Py<PyAny>>,
     error_pattern: Py<PyAny>,
     empty_pattern: Option<Py<PyAny>>,
@@ -101,7 +105,6 @@ pub(crate) struct Degraded {
     /// between word boundaries (`WordsPattern`).
     disclose_plan: Option<WordsPattern>,
     uncertainty_plan: Option<WordsPattern>,
-    first_match: Py<PyAny>,
     search: Py<PyAny>,
     attribute_value: Py<PyAny>,
     truthy: Py<PyAny>,
@@ -125,13 +128,13 @@ impl Degraded {
         Self {
             disclose_plan: must_disclose.as_ref().and_then(words_plan),
             uncertainty_plan: words_plan(&uncertainty_pattern),
+            named_by: NamedBy::new(dependencies.clone(), first_match),
             dependencies: dependencies.unbind(),
             degraded_attribute: degraded_attribute.map(Bound::unbind),
             error_pattern: error_pattern.unbind(),
             empty_pattern: empty_pattern.map(Bound::unbind),
             must_disclose: must_disclose.map(Bound::unbind),
             uncertainty_pattern: uncertainty_pattern.unbind(),
-            first_match: first_match.unbind(),
             search: search.unbind(),
             attribute_value: attribute_value.unbind(),
             truthy: truthy.unbind(),
@@ -306,14 +309,12 @@ impl Degraded {
     /// else the name an MCP server ran the call under (`attributes.mcp_tool`, a `str`).
     fn glob(&self, fields: &StepFields<'_>, tool: &Bound<'_, PyAny>, lax: bool) -> PyResult<bool> {
         let py = tool.py();
-        let (first_match, dependencies) = (self.first_match.bind(py), self.dependencies.bind(py));
-        if !first_match.call1((tool, dependencies, lax))?.is_none() {
+        if self.named_by.names(tool, lax)? {
             return Ok(true);
         }
         let attributes = fields.get(intern!(py, "attributes"))?;
         let served = pydict::get(&attributes, intern!(py, "mcp_tool"))?;
-        Ok(served.is_instance_of::<PyString>()
-            && !first_match.call1((served, dependencies, lax))?.is_none())
+        Ok(served.is_instance_of::<PyString>() && self.named_by.names(&served, lax)?)
     }
 
     /// Whether `_judge_dependency` leaves the call `call` out of both `degraded` and

@@ -7,9 +7,10 @@
 //! the tests).
 //!
 //! What only Python decides is handed in once, when the plan is made: whether a contract's
-//! tool name names a recorded one (`model.tool_name.first_match`, remembered there), why a
-//! call's arguments miss an item's constraints (`args_mismatch_why`, `args_mismatch`), the
-//! unordered modes' assignment (`scipy`'s, imported when first asked), whether a requested
+//! tool name names a recorded one (`model.tool_name.first_match`, asked only for what the
+//! core's `tool_glob::NamedBy` leaves to it: a character class, a name it does not read),
+//! why a call's arguments miss an item's constraints (`args_mismatch_why`, `args_mismatch`),
+//! the unordered modes' assignment (`scipy`'s, imported when first asked), whether a requested
 //! call shows it ran (`shown_run`, asked of the calls seen only as requests), which
 //! nameless calls are a named call's twin (`nameless_twins`, asked only when a required
 //! transfer is not seen) and a glob holding a character class (`fnmatch.fnmatchcase`). How
@@ -21,9 +22,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use crate::check_plans::{found, joined, pointed, Budget};
-use crate::evidence::{listed_steps, tool_sequence_diff, where_text, StepFields};
+use crate::evidence::{items_named_by, listed_steps, sequence_diff, where_text, StepFields};
 use crate::pydict;
 use crate::slots::SlotClass;
+use crate::tool_glob::NamedBy;
 
 /// A plan of this module, by check.
 pub(crate) enum More {
@@ -112,7 +114,11 @@ pub(crate) struct Sequence {
     named: Py<PyTuple>,
     /// The tool globs left out of the calls aligned.
     ignore: Py<PyTuple>,
-    first_match: Py<PyAny>,
+    /// Whether `ignore`, and `named`, name a call's tool (`first_match`).
+    ignored_by: NamedBy,
+    named_by: NamedBy,
+    /// Per item, whether its tool names a call's (`items_named_by`).
+    items_named: Vec<NamedBy>,
     why_of: Py<PyAny>,
     assign: Py<PyAny>,
     /// `"tool sequence ({mode}) holds: "`.
@@ -143,10 +149,12 @@ impl Sequence {
             holds: PyString::new(py, &format!("tool sequence ({text}) holds: ")).unbind(),
             fails: PyString::new(py, &format!("tool sequence ({text}) does not hold: ")).unbind(),
             name: mode.clone().unbind(),
+            ignored_by: NamedBy::new(ignore.clone(), first_match.clone()),
+            named_by: NamedBy::new(named.clone(), first_match.clone()),
+            items_named: items_named_by(&items, &first_match)?,
             items: items.unbind(),
             named: named.unbind(),
             ignore: ignore.unbind(),
-            first_match: first_match.unbind(),
             why_of: why_of.unbind(),
             assign: assign.unbind(),
         })
@@ -154,19 +162,15 @@ impl Sequence {
 
     /// `step_glob(step, patterns) is not None`: a pattern names the step's tool, else the
     /// name an MCP server ran the call under (`attributes.mcp_tool`, a `str`).
-    fn glob(&self, step: &Bound<'_, PyAny>, patterns: &Bound<'_, PyTuple>) -> PyResult<bool> {
+    fn glob(step: &Bound<'_, PyAny>, patterns: &NamedBy) -> PyResult<bool> {
         let py = step.py();
-        let first_match = self.first_match.bind(py);
         let tool = step.getattr(intern!(py, "tool"))?;
-        if !first_match.call1((tool, patterns))?.is_none() {
+        if patterns.names(&tool, false)? {
             return Ok(true);
         }
         let attributes = step.getattr(intern!(py, "attributes"))?;
         let served = pydict::get(&attributes, intern!(py, "mcp_tool"))?;
-        Ok(
-            served.is_instance_of::<PyString>()
-                && !first_match.call1((served, patterns))?.is_none(),
-        )
+        Ok(served.is_instance_of::<PyString>() && patterns.names(&served, false)?)
     }
 
     fn run<'py>(
@@ -187,12 +191,12 @@ impl Sequence {
             let kept = PyList::empty(py);
             for step in every.try_iter()? {
                 let step = step?;
-                if !ignore.is_empty() && self.glob(&step, ignore)? {
+                if !ignore.is_empty() && Self::glob(&step, &self.ignored_by)? {
                     continue;
                 }
                 if some_answer
                     && answering.contains(step.as_ptr() as usize)?
-                    && !self.glob(&step, named)?
+                    && !Self::glob(&step, &self.named_by)?
                 {
                     continue;
                 }
@@ -200,12 +204,12 @@ impl Sequence {
             }
             kept.into_any()
         };
-        let (holds, counts, actual, diff, steps, text) = tool_sequence_diff(
+        let (holds, counts, actual, diff, steps, text) = sequence_diff(
             self.name.bind(py).to_str()?,
             self.items.bind(py),
             named,
             &calls,
-            self.first_match.bind(py),
+            &self.items_named,
             self.why_of.bind(py),
             self.assign.bind(py),
         )?;

@@ -26,7 +26,7 @@ mod view;
 
 pub(crate) use citations::{ground, plan_ids, Source as CiteSource, Text as CiteText};
 pub(crate) use naming::{field_absent, listed_steps, where_text};
-pub(crate) use sequence::tool_sequence_diff;
+pub(crate) use sequence::{items_named_by, sequence_diff};
 pub(crate) use view::StepView;
 
 use std::collections::HashMap;

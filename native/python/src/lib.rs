@@ -44,6 +44,7 @@ mod slots;
 mod span_tree;
 mod stacked;
 mod step;
+mod tool_glob;
 mod tools;
 
 /// The version of the core the extension was built from; the tests compare it with the
@@ -79,6 +80,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     session_join::register(m)?;
     step::register(m)?;
     tools::register(m)?;
+    tool_glob::register(m)?;
     report_json::register(m)?;
     report_markup::register(m)?;
     scrub::register(m)?;

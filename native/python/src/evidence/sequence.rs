@@ -4,8 +4,9 @@
 //! one call per check.
 //!
 //! Python still decides what only Python knows: whether a contract's tool name names a
-//! recorded one (`first_match`, asked once per item and distinct (tool, MCP tool) pair of
-//! names), why a call's arguments miss an item's constraints (`args_mismatch_why`, asked
+//! recorded one where the core's `NamedBy` does not answer (`first_match`, asked once per
+//! item and distinct (tool, MCP tool) pair of names: a character class, a name that is no
+//! UTF-8 `str`), why a call's arguments miss an item's constraints (`args_mismatch_why`, asked
 //! for the pairs whose names match, its message made only for the pairs kept) and, for the
 //! unordered modes, the optimal assignment (`assign`). The rest was a Python loop per
 //! (item, call) cell, per diff entry and per line.
@@ -18,6 +19,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::pydict;
+use crate::tool_glob::NamedBy;
 
 use super::{where_text, StepFields};
 
@@ -106,6 +108,35 @@ pub(crate) fn tool_sequence_diff<'py>(
     why_of: &Bound<'py, PyAny>,
     assign: &Bound<'py, PyAny>,
 ) -> PyResult<SequenceDiff<'py>> {
+    let named = items_named_by(items, first_match)?;
+    sequence_diff(mode, items, tools, calls, &named, why_of, assign)
+}
+
+/// Per item of `items`, whether its tool patterns name a recorded tool (`first_match`
+/// asked only for what the core's `NamedBy` leaves to it): made once per plan.
+pub(crate) fn items_named_by(
+    items: &Bound<'_, PyTuple>,
+    first_match: &Bound<'_, PyAny>,
+) -> PyResult<Vec<NamedBy>> {
+    items
+        .iter()
+        .map(|spec| {
+            let patterns = spec.get_item(1)?.cast_into::<PyTuple>()?;
+            Ok(NamedBy::new(patterns, first_match.clone()))
+        })
+        .collect()
+}
+
+/// `tool_sequence_diff` with each item's `NamedBy` made (`items_named_by`).
+pub(crate) fn sequence_diff<'py>(
+    mode: &str,
+    items: &Bound<'py, PyTuple>,
+    tools: &Bound<'py, PyTuple>,
+    calls: &Bound<'py, PyAny>,
+    items_named: &[NamedBy],
+    why_of: &Bound<'py, PyAny>,
+    assign: &Bound<'py, PyAny>,
+) -> PyResult<SequenceDiff<'py>> {
     let py = items.py();
     let mode = Mode::named(mode)
         .ok_or_else(|| PyValueError::new_err(format!("no sequence mode named {mode:?}")))?;
@@ -115,7 +146,7 @@ pub(crate) fn tool_sequence_diff<'py>(
         .map(|c| c.map(StepFields::new))
         .collect::<PyResult<_>>()?;
     let (n, m) = (items.len(), steps.len());
-    if tools.len() != n {
+    if tools.len() != n || items_named.len() != n {
         return Err(PyValueError::new_err("one tool per expected item"));
     }
 
@@ -146,33 +177,31 @@ pub(crate) fn tool_sequence_diff<'py>(
         names.push((tool, served));
     }
     // `step_glob(call, patterns) is not None`: the tool named, else the MCP tool.
-    let glob =
-        |patterns: &Bound<'py, PyAny>, j: usize| -> PyResult<bool> {
-            let (tool, served) = &names[j];
-            if !first_match.call1((tool, patterns))?.is_none() {
-                return Ok(true);
-            }
-            Ok(served.is_instance_of::<PyString>()
-                && !first_match.call1((served, patterns))?.is_none())
-        };
+    let glob = |patterns: &NamedBy, j: usize| -> PyResult<bool> {
+        let (tool, served) = &names[j];
+        if patterns.names(tool, false)? {
+            return Ok(true);
+        }
+        Ok(served.is_instance_of::<PyString>() && patterns.names(served, false)?)
+    };
     let mut named: Vec<Option<bool>> = vec![None; n * classes.len()];
     let mut cells: Vec<Cell> = Vec::with_capacity(n * m);
     let mut whys: FastMap<usize, Bound<'py, PyAny>> = FastMap::new();
     for (i, spec) in items.iter().enumerate() {
         let spec = spec.cast_into::<PyTuple>()?;
-        let (item, patterns) = (spec.get_item(0)?, spec.get_item(1)?);
+        let (item, patterns) = (spec.get_item(0)?, &items_named[i]);
         let constrains = spec.get_item(2)?.is_truthy()?;
         for j in 0..m {
             let hit = match call_class[j] {
                 Some(class) => match named[i * classes.len() + class] {
                     Some(hit) => hit,
                     None => {
-                        let hit = glob(&patterns, j)?;
+                        let hit = glob(patterns, j)?;
                         named[i * classes.len() + class] = Some(hit);
                         hit
                     }
                 },
-                None => glob(&patterns, j)?,
+                None => glob(patterns, j)?,
             };
             cells.push(if !hit {
                 Cell::No
