@@ -115,6 +115,70 @@ def test_genai_messages_raise_where_the_python_parser_raised() -> None:
         _native.parse_genai_messages('[{"parts": [' + deep + "]}]")
 
 
+def _outcome(parse: Any, value: Any) -> str:
+    try:
+        return repr(parse(value))
+    except Exception as exc:  # noqa: BLE001 - compared between the two paths
+        return f"raises {type(exc).__name__}"
+
+
+KEPT_TEXTS = [
+    "[]",
+    '[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]',
+    '{"role": "assistant", "parts": [], "finish_reason": "stop"}',
+    '[{"role": 3, "parts": [{"type": 7}, {"type": "tool_call", "arguments": {"q": 1}}],'
+    ' "name": "n"}, {"role": "Critic", "parts": [{"type": "tool_call_response",'
+    ' "result": 1, "response": 2}]}]',
+    '[{"role": "user", "role": "tool", "parts": []}]',
+]
+NORMALISED_TEXTS = [
+    '[{"role": "Assistant", "parts": []}]',
+    '[{"role": "ai", "parts": []}]',
+    '[{"parts": [], "role": "user"}]',
+    '[{"role": "user", "parts": [], "name": "n", "finish_reason": "stop"}]',
+    '[{"role": "user", "parts": [], "finish_reason": null}]',
+    '[{"role": "user", "parts": [], "extra": 1}]',
+    '[{"role": "user", "parts": {"type": "text"}}]',
+    '[{"role": "user"}]',
+    '[{"role": "user", "parts": [1]}]',
+    '[{"role": "user", "parts": [{"type": "text", "text": "t"}]}]',
+    '[{"role": "user", "parts": [{"content": "c"}]}]',
+    '[{"role": "user", "parts": [{"type": null}]}]',
+    '[{"role": "user", "parts": [{"type": "thinking", "thinking": "t"}]}]',
+    '[{"role": "user", "parts": [{"type": "tool_call", "arguments": "{\\"a\\": 1}"}]}]',
+    '[{"role": "user", "parts": [{"type": "tool_call_response", "result": 1}]}]',
+    '[{"role": "user", "parts": []}, 5]',
+    '{"role": "user", "content": "c"}',
+]
+
+
+@pytest.mark.parametrize("text", KEPT_TEXTS + NORMALISED_TEXTS)
+def test_genai_messages_text_reads_as_its_structured_value(text: str) -> None:
+    # JSON text the normaliser gives back whole is made into objects straight from the
+    # text, any other goes through the normaliser: either way the result is that of the
+    # value already parsed (which never takes the shortcut), key order included.
+    value = json.loads(text)
+    expected = _outcome(_native.parse_genai_messages, value)
+    assert _outcome(_native.parse_genai_messages, text) == expected
+    assert _outcome(_native.parse_genai_messages, f" {text}\n".encode()) == expected
+    whole = value if isinstance(value, list) else [value]
+    assert (expected == repr(whole)) == (text in KEPT_TEXTS)
+
+
+def test_genai_messages_text_reads_as_its_structured_value_across_the_corpus() -> None:
+    compared = 0
+    for parser, given, _ in _rows("genai_messages.jsonl"):
+        if parser != "genai_messages" or not isinstance(given, str):
+            continue
+        value = _native.parse_json(given)  # the core's reading of JSON text, its corners too
+        if not isinstance(value, (list, dict)):
+            continue
+        got = _outcome(_native.parse_genai_messages, given)
+        assert got == _outcome(_native.parse_genai_messages, value), given
+        compared += 1
+    assert compared > 500
+
+
 def test_genai_messages_read_no_list_or_object_as_no_value() -> None:
     for value in (None, 1, "text", "[1", "\ud800[]", b"\xff", ("a",), '"[]"'):
         assert _native.parse_genai_messages(value) is None

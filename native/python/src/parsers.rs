@@ -224,6 +224,9 @@ pub(crate) fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<B
         let Ok(text) = text.to_str() else {
             return Ok(py.None().into_bound(py));
         };
+        if let Some(messages) = kept_messages(py, |build| content::build_json(text, build))? {
+            return Ok(messages);
+        }
         return with_arena(|bump| {
             let messages = genai::genai_messages_text(text, bump)
                 .map_err(|e| PyTypeError::new_err(e.to_string()))?;
@@ -235,6 +238,11 @@ pub(crate) fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<B
         let Ok(text) = decoded.to_str() else {
             return Ok(py.None().into_bound(py));
         };
+        if let Some(messages) =
+            kept_messages(py, |build| content::build_json_stripped(text, build))?
+        {
+            return Ok(messages);
+        }
         return with_arena(|bump| {
             let Some(parsed) = content::parse_json_stripped(text, bump) else {
                 return Ok(py.None().into_bound(py));
@@ -252,6 +260,274 @@ pub(crate) fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<B
         let messages = genai::genai_messages(&tree, bump).map_err(|failure| failure.0)?;
         messages_to_python(py, messages.as_deref())
     })
+}
+
+/// `genai_messages` of JSON text read once, straight into Python objects, when the
+/// normaliser would give the text's value back as it is: a list (or one object) of messages
+/// each kept whole (`genai::message_keys_kept`, `role_kept`, every part an object of
+/// `PartShape::Kept`), what instrumentations following the semconv write (every
+/// `gen_ai.output.messages` of data-2000). The tree path parsed the text into the arena,
+/// normalised it and converted the result (~250 M instructions of a data-2000 map); here
+/// `MessagesBuild` tells each object's shape as it makes it, from the keys it already holds
+/// as text, so nothing is walked twice. `None` when the value needs the normaliser (the
+/// objects made here are dropped and the text read again by the tree path); `Some(None)`
+/// when the text is no JSON or holds a scalar (no messages).
+fn kept_messages<'py>(
+    py: Python<'py>,
+    parse: impl FnOnce(&MessagesBuild<'py>) -> Option<(Bound<'py, PyAny>, u8)>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    let build = MessagesBuild(PyBuild::new(py));
+    let parsed = parse(&build);
+    let Some((parsed, shape)) = build.0.finish(parsed)? else {
+        return Ok(Some(py.None().into_bound(py)));
+    };
+    if parsed.is_exact_instance_of::<PyList>() {
+        return Ok((shape & ALL_MESSAGES != 0).then_some(parsed));
+    }
+    if parsed.is_exact_instance_of::<PyDict>() {
+        if shape & KEPT_MESSAGE == 0 {
+            return Ok(None);
+        }
+        return Ok(Some(PyList::new(py, [parsed])?.into_any()));
+    }
+    Ok(Some(py.None().into_bound(py)))
+}
+
+/// [`MessagesBuild`]'s shape bits: an object `genai_messages` keeps as it is as a part, or
+/// as a message; a list whose every item is such a part, or such a message (an empty list
+/// is both).
+const KEPT_PART: u8 = 1;
+const KEPT_MESSAGE: u8 = 2;
+const ALL_PARTS: u8 = 4;
+const ALL_MESSAGES: u8 = 8;
+
+/// The keys `genai_messages` reads of a message or part object; any other is `Other`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum KeyName {
+    Role,
+    Parts,
+    FinishReason,
+    Name,
+    Type,
+    Arguments,
+    Response,
+    Result,
+    Text,
+    Other,
+}
+
+impl KeyName {
+    fn of(key: &str) -> Self {
+        match key {
+            "role" => KeyName::Role,
+            "parts" => KeyName::Parts,
+            "finish_reason" => KeyName::FinishReason,
+            "name" => KeyName::Name,
+            "type" => KeyName::Type,
+            "arguments" => KeyName::Arguments,
+            "response" => KeyName::Response,
+            "result" => KeyName::Result,
+            "text" => KeyName::Text,
+            _ => KeyName::Other,
+        }
+    }
+
+    /// The key's text when a normalised message may hold it.
+    fn message_key(self) -> Option<&'static str> {
+        match self {
+            KeyName::Role => Some("role"),
+            KeyName::Parts => Some("parts"),
+            KeyName::FinishReason => Some("finish_reason"),
+            KeyName::Name => Some("name"),
+            _ => None,
+        }
+    }
+
+    fn bit(self) -> u16 {
+        1 << self as u16
+    }
+}
+
+/// [`PyBuild`] telling, of every object and list it makes, whether `genai_messages` would
+/// keep it as it is (the shape bits above): read off the keys' text as the tokenizer hands
+/// them over and the values' own bits, so the check costs a few comparisons per key. An
+/// object or list made through serde_json (the text the tokenizer gives up on) has no bits:
+/// the tree path reads it.
+struct MessagesBuild<'py>(PyBuild<'py>);
+
+type Shaped<'py> = (Bound<'py, PyAny>, u8);
+
+impl<'py> MessagesBuild<'py> {
+    fn plain(made: Result<Bound<'py, PyAny>, Refused>) -> Result<Shaped<'py>, Refused> {
+        made.map(|value| (value, 0))
+    }
+}
+
+/// The shape bits of an object of `pairs`: a kept part, a kept message, or neither. A key
+/// `genai_messages` reads given twice leaves it to the tree path.
+fn object_shape(pairs: &[((Bound<'_, PyString>, KeyName), Shaped<'_>)]) -> u8 {
+    let mut seen = 0u16;
+    let mut kind = None;
+    let mut arguments_text = false;
+    let mut role_kept = true;
+    let mut parts_kept = false;
+    let mut keys = [("", false); 4];
+    let mut listed = 0;
+    let mut message_keys_only = true;
+    for ((_, name), (value, shape)) in pairs {
+        if *name != KeyName::Other {
+            if seen & name.bit() != 0 {
+                return 0;
+            }
+            seen |= name.bit();
+        }
+        match name {
+            KeyName::Type => kind = Some(value),
+            KeyName::Arguments => arguments_text = value.is_instance_of::<PyString>(),
+            KeyName::Role => {
+                role_kept = match value.cast_exact::<PyString>() {
+                    Ok(role) => role.to_str().is_ok_and(genai::role_kept),
+                    Err(_) => true,
+                };
+            }
+            KeyName::Parts => parts_kept = shape & ALL_PARTS != 0,
+            _ => {}
+        }
+        match (name.message_key(), keys.get_mut(listed)) {
+            (Some(key), Some(slot)) => {
+                *slot = (key, value.is_none());
+                listed += 1;
+            }
+            _ => message_keys_only = false,
+        }
+    }
+    let mut shape = 0;
+    if message_keys_only
+        && role_kept
+        && parts_kept
+        && genai::message_keys_kept(keys.into_iter().take(listed))
+    {
+        shape |= KEPT_MESSAGE;
+    }
+    let kind = match kind {
+        None => genai::PartType::Missing,
+        Some(kind) if kind.is_none() => genai::PartType::Missing,
+        Some(kind) => match kind.cast_exact::<PyString>() {
+            Ok(text) => match text.to_str() {
+                Ok(text) => genai::PartType::Str(text),
+                Err(_) => return shape,
+            },
+            Err(_) => genai::PartType::Other,
+        },
+    };
+    // `part_shape` asks of keys `KeyName` tells apart (an `Other` key is not noted in `seen`).
+    let has = |key: &str| seen & KeyName::of(key).bit() != 0;
+    if genai::part_shape(kind, arguments_text, has) == genai::PartShape::Kept {
+        shape |= KEPT_PART;
+    }
+    shape
+}
+
+impl<'py> Build<'_> for MessagesBuild<'py> {
+    type Value = Shaped<'py>;
+    type Key = (Bound<'py, PyString>, KeyName);
+    type Seq = Vec<Bound<'py, PyAny>>;
+    type Map = Bound<'py, PyDict>;
+
+    fn null(&self) -> Result<Self::Value, Refused> {
+        Self::plain(self.0.null())
+    }
+
+    fn bool(&self, v: bool) -> Result<Self::Value, Refused> {
+        Self::plain(self.0.bool(v))
+    }
+
+    fn u64(&self, v: u64) -> Result<Self::Value, Refused> {
+        Self::plain(self.0.u64(v))
+    }
+
+    fn i64(&self, v: i64) -> Result<Self::Value, Refused> {
+        Self::plain(self.0.i64(v))
+    }
+
+    fn f64(&self, v: f64) -> Result<Self::Value, Refused> {
+        Self::plain(self.0.f64(v))
+    }
+
+    fn borrowed_str(&self, v: &str) -> Result<Self::Value, Refused> {
+        Self::plain(self.0.str(v))
+    }
+
+    fn str(&self, v: &str) -> Result<Self::Value, Refused> {
+        Self::plain(self.0.str(v))
+    }
+
+    fn borrowed_key(&self, v: &str) -> Result<Self::Key, Refused> {
+        Ok((dict_key(self.0.py, v), KeyName::of(v)))
+    }
+
+    fn key(&self, v: &str) -> Result<Self::Key, Refused> {
+        Ok((dict_key(self.0.py, v), KeyName::of(v)))
+    }
+
+    fn seq(&self) -> Self::Seq {
+        Vec::new()
+    }
+
+    fn push(&self, seq: &mut Self::Seq, item: Self::Value) {
+        seq.push(item.0);
+    }
+
+    fn end_seq(&self, seq: Self::Seq) -> Result<Self::Value, Refused> {
+        Self::plain(self.0.end_seq(seq))
+    }
+
+    fn map(&self) -> Self::Map {
+        PyDict::new(self.0.py)
+    }
+
+    fn insert(
+        &self,
+        map: &mut Self::Map,
+        key: Self::Key,
+        value: Self::Value,
+    ) -> Result<(), Refused> {
+        self.0.kept(dict_set(map, &key.0, &value.0))
+    }
+
+    fn end_map(&self, map: Self::Map) -> Result<Self::Value, Refused> {
+        Ok((map.into_any(), 0))
+    }
+
+    fn array(&self, items: &mut Vec<Self::Value>, start: usize) -> Result<Self::Value, Refused> {
+        let mut shape = ALL_PARTS | ALL_MESSAGES;
+        for (_, item) in &items[start..] {
+            if item & KEPT_PART == 0 {
+                shape &= !ALL_PARTS;
+            }
+            if item & KEPT_MESSAGE == 0 {
+                shape &= !ALL_MESSAGES;
+            }
+        }
+        let list = self.0.kept(PyList::new(
+            self.0.py,
+            items.drain(start..).map(|(item, _)| item),
+        ))?;
+        Ok((list.into_any(), shape))
+    }
+
+    fn object(
+        &self,
+        pairs: &mut Vec<(Self::Key, Self::Value)>,
+        start: usize,
+    ) -> Result<Self::Value, Refused> {
+        let shape = object_shape(&pairs[start..]);
+        let dict = PyDict::new(self.0.py);
+        for ((key, _), (value, _)) in pairs.drain(start..) {
+            self.0.kept(dict_set(&dict, &key, &value))?;
+        }
+        Ok((dict.into_any(), shape))
+    }
 }
 
 /// `openinference_messages`: OpenInference's flattened `llm.*_messages` attributes (a mapping

@@ -187,34 +187,27 @@ pub fn genai_messages<'v, V: Tree>(
             let Kind::Obj(fields) = part.kind() else {
                 continue;
             };
-            let kind = get(fields, "type").map(Tree::kind);
-            let kind_str = match kind {
-                Some(Kind::Str(s)) => Some(s),
-                _ => None,
+            let kind = match get(fields, "type").map(Tree::kind) {
+                None | Some(Kind::Null) => PartType::Missing,
+                Some(Kind::Str(s)) => PartType::Str(s),
+                Some(_) => PartType::Other,
             };
             let arguments = get(fields, "arguments");
-            if kind_str == Some("tool_call") && as_str(arguments).is_some() {
-                parts.push(replaced(
+            match part_shape(kind, as_str(arguments).is_some(), |key| has(fields, key)) {
+                PartShape::ArgumentsText => parts.push(replaced(
                     fields,
                     "arguments",
                     normalize_arguments(arguments, &cx),
-                ));
-            } else if kind_str == Some("tool_call_response")
-                && !has(fields, "response")
-                && has(fields, "result")
-            {
+                )),
                 // pydantic-ai (and semconv examples before #323) write `result`.
-                parts.push(result_as_response(fields));
-            } else if matches!(kind, None | Some(Kind::Null))
-                || kind_str.is_some_and(|k| FOREIGN_BLOCKS.contains(&k))
-                || (kind_str == Some("text") && has(fields, "text"))
-            {
+                PartShape::ResultAsResponse => parts.push(result_as_response(fields)),
                 // Provider blocks where GenAI parts belong.
-                if let Some(converted) = block_part(part, &cx)? {
-                    parts.push(converted);
+                PartShape::Block => {
+                    if let Some(converted) = block_part(part, &cx)? {
+                        parts.push(converted);
+                    }
                 }
-            } else {
-                parts.push(Out::In(part));
+                PartShape::Kept => parts.push(Out::In(part)),
             }
         }
         let role = match get(entries, "role") {
@@ -228,7 +221,7 @@ pub fn genai_messages<'v, V: Tree>(
             (OutKey::Static("role"), role),
             (OutKey::Static("parts"), Out::Arr(parts)),
         ];
-        for key in ["finish_reason", "name"] {
+        for key in KEPT_OPTIONAL_KEYS {
             if let Some(value) = get_some(entries, key) {
                 norm.push((OutKey::Static(key), Out::In(value)));
             }
@@ -236,6 +229,88 @@ pub fn genai_messages<'v, V: Tree>(
         out.push(Out::Obj(norm));
     }
     Ok(Some(out))
+}
+
+/// The keys a normalised message keeps after `role` and `parts`, in this order, each only
+/// when its value is not `null`.
+const KEPT_OPTIONAL_KEYS: [&str; 2] = ["finish_reason", "name"];
+
+/// A part's `type` as [`part_shape`] reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartType<'a> {
+    /// No `type`, or `null`.
+    Missing,
+    /// A string.
+    Str(&'a str),
+    /// Any other value (a number, a list, an object).
+    Other,
+}
+
+/// What [`genai_messages`] makes of a part object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartShape {
+    /// A `tool_call` whose `arguments` are text: rebuilt with them parsed.
+    ArgumentsText,
+    /// A `tool_call_response` written with `result` and no `response`: rebuilt.
+    ResultAsResponse,
+    /// A provider content block (or a `text` part holding `text`): converted or dropped.
+    Block,
+    /// Kept as it is.
+    Kept,
+}
+
+/// What [`genai_messages`] does with a part object of this `type`, whose `arguments` are a
+/// string or not, `has(key)` telling which other keys it holds (asked only as needed). The
+/// one test of the loop and of a host's shortcut ([`message_keys_kept`]): text whose every
+/// part is kept can be made into the host's objects straight from the text.
+pub fn part_shape(
+    kind: PartType<'_>,
+    arguments_text: bool,
+    has: impl Fn(&str) -> bool,
+) -> PartShape {
+    match kind {
+        PartType::Str("tool_call") if arguments_text => PartShape::ArgumentsText,
+        PartType::Str("tool_call_response") if !has("response") && has("result") => {
+            PartShape::ResultAsResponse
+        }
+        PartType::Missing => PartShape::Block,
+        PartType::Str(k) if FOREIGN_BLOCKS.contains(&k) || (k == "text" && has("text")) => {
+            PartShape::Block
+        }
+        _ => PartShape::Kept,
+    }
+}
+
+/// Whether [`genai_messages`] writes a role string back as it is (no provider name, no GenAI
+/// role in another case).
+pub fn role_kept(role: &str) -> bool {
+    genai_role(role).is_none()
+}
+
+/// Whether a message object's keys, in order, each with whether its value is `null`, are
+/// those [`genai_messages`] writes back: `role`, `parts`, then `finish_reason` and `name`
+/// when not `null`, and nothing else. With a `role` that is no string or is [`role_kept`],
+/// a `parts` list whose every item is an object of [`PartShape::Kept`], such a message is
+/// normalised into an object equal to itself, key order included (a host can then keep the
+/// objects it made of the text: the binding's JSON text shortcut).
+pub fn message_keys_kept<'k>(keys: impl IntoIterator<Item = (&'k str, bool)>) -> bool {
+    let mut keys = keys.into_iter();
+    if keys.next().map(|(key, _)| key) != Some("role")
+        || keys.next().map(|(key, _)| key) != Some("parts")
+    {
+        return false;
+    }
+    let mut optional = KEPT_OPTIONAL_KEYS.as_slice();
+    for (key, null) in keys {
+        let Some(at) = optional.iter().position(|name| *name == key) else {
+            return false;
+        };
+        if null {
+            return false;
+        }
+        optional = &optional[at + 1..];
+    }
+    true
 }
 
 /// `{**fields, key: value}`: the object with one key's value replaced in place.
@@ -914,6 +989,140 @@ mod tests {
             }
         }
         assert!(parts > 500, "the sweep reaches parts too ({parts})");
+    }
+
+    /// Whether the tests say a message value is kept whole, as the binding's shortcut asks
+    /// it of the objects it made of the text.
+    fn kept_whole(message: &J<'_>) -> bool {
+        let J::Obj(obj) = message else {
+            return false;
+        };
+        let entries = obj.entries();
+        let part_kept = |part: &J<'_>| {
+            let J::Obj(obj) = part else {
+                return false;
+            };
+            let fields = obj.entries();
+            let kind = match get(fields, "type") {
+                None | Some(J::Null) => PartType::Missing,
+                Some(J::Str(s)) => PartType::Str(s),
+                Some(_) => PartType::Other,
+            };
+            let arguments_text = matches!(get(fields, "arguments"), Some(J::Str(_)));
+            part_shape(kind, arguments_text, |key| has(fields, key)) == PartShape::Kept
+        };
+        let values_kept = entries.iter().all(|(key, value)| match (*key, value) {
+            ("role", J::Str(role)) => role_kept(role),
+            ("parts", J::Arr(parts)) => parts.iter().all(part_kept),
+            ("parts", _) => false,
+            _ => true,
+        });
+        values_kept && message_keys_kept(entries.iter().map(|(k, v)| (*k, matches!(v, J::Null))))
+    }
+
+    /// Seeded messages in and near the semconv shape: where every message is kept whole
+    /// the result is the value itself (key order included), and the sweep meets both.
+    #[test]
+    fn messages_kept_whole_are_the_value_itself() {
+        const KEYS: [&str; 6] = ["role", "parts", "finish_reason", "name", "content", "x"];
+        const ROLES: [&str; 6] = [
+            "\"user\"",
+            "\"assistant\"",
+            "\"Assistant\"",
+            "\"ai\"",
+            "null",
+            "3",
+        ];
+        const PART_KEYS: [&str; 7] = [
+            "type",
+            "content",
+            "arguments",
+            "text",
+            "result",
+            "response",
+            "id",
+        ];
+        const LEAVES: [&str; 12] = [
+            "null",
+            "1",
+            "\"text\"",
+            "\"tool_call\"",
+            "\"tool_call_response\"",
+            "\"thinking\"",
+            "\"reasoning\"",
+            "\"stop\"",
+            "{\"a\": -0}",
+            "[1.5]",
+            "\"{}\"",
+            "2",
+        ];
+        let mut state: u64 = 37;
+        let mut next = move |n: usize| {
+            state ^= state >> 12;
+            state ^= state << 25;
+            state ^= state >> 27;
+            (state.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33) as usize % n
+        };
+        let (mut kept, mut converted) = (0, 0);
+        for _ in 0..20_000 {
+            let mut list = Vec::new();
+            for _ in 0..1 + next(2) {
+                // Mostly role, parts, then optional keys; sometimes a key drawn anew.
+                let mut keys = vec!["role", "parts"];
+                keys.extend(
+                    ["finish_reason", "name"]
+                        .into_iter()
+                        .filter(|_| next(2) == 0),
+                );
+                if next(4) == 0 {
+                    let at = next(keys.len());
+                    keys[at] = KEYS[next(KEYS.len())];
+                }
+                let members: Vec<String> = keys
+                    .iter()
+                    .map(|key| {
+                        let value = match *key {
+                            "role" => ROLES[next(ROLES.len())].to_string(),
+                            "parts" => {
+                                let parts: Vec<String> = (0..next(3))
+                                    .map(|_| {
+                                        let fields: Vec<String> = (0..1 + next(3))
+                                            .map(|_| {
+                                                let key = PART_KEYS[next(PART_KEYS.len())];
+                                                format!("\"{key}\": {}", LEAVES[next(LEAVES.len())])
+                                            })
+                                            .collect();
+                                        format!("{{{}}}", fields.join(", "))
+                                    })
+                                    .collect();
+                                format!("[{}]", parts.join(", "))
+                            }
+                            _ => LEAVES[next(LEAVES.len())].to_string(),
+                        };
+                        format!("\"{key}\": {value}")
+                    })
+                    .collect();
+                list.push(format!("{{{}}}", members.join(", ")));
+            }
+            let text = format!("[{}]", list.join(", "));
+            let bump = Bump::new();
+            let Some(value) = content::parse_json(&text, &bump) else {
+                panic!("{text}");
+            };
+            let J::Arr(items) = value else {
+                panic!("{text}");
+            };
+            if items.iter().all(kept_whole) {
+                kept += 1;
+                assert_eq!(messages(&text), Ok(Some(repr(&value))), "{text}");
+            } else {
+                converted += 1;
+            }
+        }
+        assert!(
+            kept > 1000 && converted > 1000,
+            "{kept} kept, {converted} converted"
+        );
     }
 
     #[test]
