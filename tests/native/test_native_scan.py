@@ -19,12 +19,13 @@ from typing import Any
 
 import pytest
 
-from otel_oracles._native import PatternSearch
+from otel_oracles._native import PatternSearch, ScanFields
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.step import (
     _SCAN_FIELDS,
     DEFAULT_NETWORK_PATTERNS,
+    TOOLISH_KINDS,
     Step,
     StepKind,
     Trajectory,
@@ -495,6 +496,95 @@ def test_strings_are_searched_apart_from_each_other() -> None:
         (2, "cu"),
         (2, "rl"),
     ]
+
+
+NAME_PATTERNS: tuple[str, ...] = (
+    "command",
+    "ERROR_MESSAGE",
+    "_id",
+    "kind",
+    "ool_c",
+    "ents",
+    "",
+    "curl",
+)
+"""Patterns in the names of the fields a step may hold (and in its values): a search of the
+strings alone knows beforehand which patterns each field's name holds, and writes no name."""
+
+
+def name_steps() -> list[Step]:
+    return [
+        Step(index=0, kind=StepKind.COMMAND, tool="bash", command="ls"),
+        Step(index=1, kind=StepKind.TOOL_CALL, tool="x", call_id="c1", error_message="boom"),
+        Step(index=2, kind=StepKind.FILE_EDIT, path="a", content="CURL"),
+        Step(index=3, kind=StepKind.TOOL_CALL, raw={"command": "x", "kind": 1}),
+        Step(index=4, kind=StepKind.GENERATION, model="command"),
+    ]
+
+
+def test_field_names_hold_their_patterns_where_the_field_is_present() -> None:
+    # A name's patterns are found in a step exactly when its field is (not None).
+    search = PatternSearch(NAME_PATTERNS)
+    assert search.strings_only
+    steps = name_steps()
+    reference = [
+        (step.index, NAME_PATTERNS[i])
+        for step in steps
+        if step.raw is not None or step.is_tool
+        for i in ref.occurring(NAME_PATTERNS, ref.scan_text(step))
+    ]
+    found = network_violations(steps, NAME_PATTERNS)
+    assert [(v.step_index, v.pattern) for v in found] == reference
+    assert (0, "command") in reference and (1, "ERROR_MESSAGE") in reference
+    assert (2, "command") not in reference and (2, "ERROR_MESSAGE") not in reference
+
+
+def test_field_names_are_known_for_the_fields_searched() -> None:
+    # The names' patterns are worked out for the ScanFields of the first search and kept
+    # for it; a search with other fields reads their own names, before or after.
+    digits = sys.get_int_max_str_digits()
+    fewer = ScanFields([("kind", "enum", StepKind), ("command", "str", None)])
+    steps = name_steps()
+
+    def by_fields(fields: ScanFields) -> list[tuple[int, str]]:
+        texts = [fields.scan_text(vars(step), digits, True) for step in steps]
+        return [
+            (step.index, NAME_PATTERNS[i])
+            for step, text in zip(steps, texts, strict=True)
+            if step.raw is None and step.is_tool
+            for i in ref.occurring(NAME_PATTERNS, text or "")
+        ] + [(3, NAME_PATTERNS[i]) for i in ref.occurring(NAME_PATTERNS, ref.scan_text(steps[3]))]
+
+    for order in ((_SCAN_FIELDS, fewer, _SCAN_FIELDS), (fewer, _SCAN_FIELDS, fewer)):
+        search = PatternSearch(NAME_PATTERNS)
+        for fields in order:
+            hits = search.violations(steps, fields, digits, TOOLISH_KINDS, Step.scan_text)
+            assert sorted((i, NAME_PATTERNS[p]) for i, _, p in hits) == sorted(by_fields(fields))
+    assert (0, "ERROR_MESSAGE") not in by_fields(fewer)
+    assert (1, "ERROR_MESSAGE") in by_fields(_SCAN_FIELDS)
+
+
+def test_a_steps_dict_is_read_whatever_its_keys_are() -> None:
+    # The core reads a step's __dict__ in one pass, expecting the names themselves in
+    # declared order; equal copies of the names, another order, or a key of a str subclass
+    # read the same values.
+    step = Step(
+        index=0, kind=StepKind.COMMAND, tool="bash", command="curl x", error_message="wget y"
+    ).model_copy(update={"arguments": {"u": "https://z"}})
+    patterns = (*DEFAULT_NETWORK_PATTERNS, "command", "error_m")
+    expected = [patterns[i] for i in ref.occurring(patterns, ref.scan_text(step))]
+    assert expected == ["curl", "wget", "https://", "command", "error_m"]
+    copies = {"".join(list(key)): value for key, value in vars(step).items()}
+    assert not any(a is b for a, b in zip(copies, vars(step), strict=True))
+    subclassed = {Text(k) if k == "command" else k: v for k, v in vars(step).items()}
+    for values in (copies, dict(reversed(vars(step).items())), subclassed):
+        odd = object.__new__(Step)
+        object.__setattr__(odd, "__dict__", values)
+        assert odd.scan_text() == ref.scan_text(step)
+        for chosen in (patterns, ("command", '"')):
+            assert [v.pattern for v in network_violations([odd], chosen)] == [
+                chosen[i] for i in ref.occurring(chosen, ref.scan_text(step))
+            ]
 
 
 def test_int_digit_limit_is_the_interpreters() -> None:

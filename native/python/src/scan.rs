@@ -23,15 +23,18 @@
 //! line breaks: the same patterns occur. No key is sorted and no number written.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use bumpalo::Bump;
 use otel_oracles_core::json_text::{write_float_text, write_int, write_string};
 use otel_oracles_core::otlp_json::repr::write_repr_float;
 use otel_oracles_core::scan::{self, Limits, Patterns};
 use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::Borrowed;
 use pyo3::PyTypeInfo;
 
 /// Deepest nesting written from a step's fields or an AgentBench object: below pydantic's
@@ -450,6 +453,9 @@ pub struct ScanFields {
     fields: Vec<Field>,
     /// Indexes of `fields` in the order of their names' code points (the JSON's order).
     sorted: Vec<usize>,
+    /// `(hash of the name, index in fields)`, by hash: a key of a step's `__dict__` that is
+    /// not one of the names themselves is looked up here as the dict would look it up.
+    by_hash: Vec<(isize, usize)>,
 }
 
 #[pymethods]
@@ -457,7 +463,10 @@ impl ScanFields {
     /// `fields`: `(name, type, enum class or None)` triples, type one of `any`, `str`,
     /// `int`, `bool`, `enum`, `str_tuple`, `str_list`, `dict`, `dict_list`.
     #[new]
-    fn new(fields: Vec<(Bound<'_, PyString>, String, Option<Bound<'_, PyAny>>)>) -> PyResult<Self> {
+    fn new(
+        py: Python<'_>,
+        fields: Vec<(Bound<'_, PyString>, String, Option<Bound<'_, PyAny>>)>,
+    ) -> PyResult<Self> {
         let fields = fields
             .into_iter()
             .map(|(name, code, enum_class)| {
@@ -482,7 +491,17 @@ impl ScanFields {
             .collect::<PyResult<Vec<_>>>()?;
         let mut sorted: Vec<usize> = (0..fields.len()).collect();
         sorted.sort_by(|a, b| fields[*a].bytes.cmp(&fields[*b].bytes));
-        Ok(Self { fields, sorted })
+        let mut by_hash = fields
+            .iter()
+            .enumerate()
+            .map(|(i, field)| Ok((field.name.bind(py).hash()?, i)))
+            .collect::<PyResult<Vec<_>>>()?;
+        by_hash.sort_unstable();
+        Ok(Self {
+            fields,
+            sorted,
+            by_hash,
+        })
     }
 
     /// The scan text of a step whose field values are `values` (its `__dict__`), fields
@@ -511,6 +530,90 @@ impl ScanFields {
 }
 
 impl ScanFields {
+    /// The value of each field in `values` (a step's `__dict__`), by field index, `None`
+    /// where it is missing or `None`: what `values.get(name)` answers for each name, read
+    /// in one pass over the dict instead of one lookup a field. Its keys are the names
+    /// themselves, in the fields' order (pydantic fills it from `Step.model_fields`, whose
+    /// names Python interns), so each key is first compared by identity with the field
+    /// expected next; any other exact `str` key (provenance fields, an equal copy of a
+    /// name) is looked up by its hash and compared as the dict compares it. A key of another
+    /// type (whose hash and equality would be its own code, run while the dict is walked)
+    /// sends the step back to a lookup per field. The entries are borrowed (`PyDict_Next`:
+    /// no reference taken or released per key and value): a lookup a field costs about
+    /// twice as much as a step of the walk.
+    fn values_of<'py>(
+        &self,
+        values: &Bound<'py, PyDict>,
+    ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
+        let py = values.py();
+        let mut found: Vec<Option<Bound<'py, PyAny>>> = vec![None; self.fields.len()];
+        let mut next = 0;
+        let mut pos: ffi::Py_ssize_t = 0;
+        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
+        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+        // SAFETY: `values` is a live dict; the references `PyDict_Next` lends stay valid
+        // while the dict is not changed, and nothing in the loop runs Python code that could
+        // change it: a key is compared by identity, or is an exact `str` (whose hash and
+        // equality are `str`'s own), and a value is only compared with `None` and kept with
+        // a reference of its own.
+        while unsafe { ffi::PyDict_Next(values.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
+            let index = match self.fields.get(next) {
+                Some(field) if key == field.name.as_ptr() => next,
+                _ => {
+                    // SAFETY: a live object the dict holds (above), borrowed for this step.
+                    let key = unsafe { Borrowed::from_ptr(py, key) };
+                    let Ok(key) = key.cast_exact::<PyString>() else {
+                        return self.values_by_name(values);
+                    };
+                    match self.field_named(&key)? {
+                        Some(index) => index,
+                        None => continue,
+                    }
+                }
+            };
+            next = index + 1;
+            // SAFETY: as the key: a live object the dict holds, given a reference of its own.
+            let value = unsafe { Borrowed::from_ptr(py, value) };
+            if !value.is_none() {
+                found[index] = Some(value.to_owned());
+            }
+        }
+        Ok(found)
+    }
+
+    /// [`ScanFields::values_of`] by one lookup a field.
+    fn values_by_name<'py>(
+        &self,
+        values: &Bound<'py, PyDict>,
+    ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
+        let py = values.py();
+        self.fields
+            .iter()
+            .map(|field| {
+                Ok(values
+                    .get_item(field.name.bind(py))?
+                    .filter(|value| !value.is_none()))
+            })
+            .collect()
+    }
+
+    /// The index of the field named `key` (an exact `str`), found as a dict finds a key:
+    /// the same hash, then the same object or equal text.
+    fn field_named(&self, key: &Bound<'_, PyString>) -> PyResult<Option<usize>> {
+        let hash = key.hash()?;
+        let from = self.by_hash.partition_point(|&(h, _)| h < hash);
+        for &(h, index) in &self.by_hash[from..] {
+            if h != hash {
+                break;
+            }
+            let name = self.fields[index].name.bind(key.py());
+            if key.is(name) || key.as_any().eq(name)? {
+                return Ok(Some(index));
+            }
+        }
+        Ok(None)
+    }
+
     /// [`ScanFields::scan_text`] appended to `out` (the JSON, then the `strings` asked
     /// for), strings inside strings read into `bump`: whether it was written (`out` is
     /// left as it was when not). A walk over many steps hands every step the same buffers
@@ -523,15 +626,11 @@ impl ScanFields {
         bump: &Bump,
         out: &mut Vec<u8>,
     ) -> PyResult<bool> {
-        let py = values.py();
         let mut present: Vec<Option<FieldValue<'_>>> = Vec::with_capacity(self.fields.len());
-        for field in &self.fields {
-            let value = match values.get_item(field.name.bind(py))? {
-                Some(value) if !value.is_none() => value,
-                _ => {
-                    present.push(None);
-                    continue;
-                }
+        for (field, value) in self.fields.iter().zip(self.values_of(values)?) {
+            let Some(value) = value else {
+                present.push(None);
+                continue;
             };
             let Some(value) = field.admit(value)? else {
                 return Ok(false);
@@ -539,18 +638,22 @@ impl ScanFields {
             present.push(Some(value));
         }
         let start = out.len();
-        let pieces = matches!(strings_of, Strings::Pieces(..));
+        let pieces = matches!(strings_of, Strings::Pieces { .. });
         let mut writer = if pieces {
             Writer::pieces(Floats::PydanticJson, MAX_READ_DEPTH)
         } else {
             Writer::new(Floats::PydanticJson, MAX_READ_DEPTH)
         };
-        let (in_order, aside) = match strings_of {
-            Strings::Left => (None, None),
-            Strings::All(limits) => (Some(limits), None),
-            Strings::Searched(limits, aside) | Strings::Pieces(limits, aside) => {
-                (None, Some((limits, aside)))
-            }
+        let (in_order, aside, mut names) = match strings_of {
+            Strings::Left => (None, None, None),
+            Strings::All(limits) => (Some(limits), None, None),
+            Strings::Searched(limits, aside) => (None, Some((limits, aside)), None),
+            Strings::Pieces {
+                limits,
+                aside,
+                names,
+                named,
+            } => (None, Some((limits, aside)), Some((names, named))),
         };
         let aside_start = aside.as_ref().map_or(0, |(_, aside)| aside.len());
         if let Some((limits, aside)) = aside {
@@ -572,13 +675,25 @@ impl ScanFields {
                 out.extend_from_slice(b", ");
             }
             first = false;
-            let name = &self.fields[i].bytes;
-            let before = out.len();
-            write_string(&**name, out);
-            if let Some(aside) = &mut writer.aside {
-                if !verbatim(name, out.len() - before) {
-                    aside.out.push(b'\n');
-                    aside.out.extend_from_slice(name);
+            let known = match &mut names {
+                Some((of_field, found)) => match &of_field[i] {
+                    Some(hits) => {
+                        found.extend_from_slice(hits);
+                        true
+                    }
+                    None => false,
+                },
+                None => false,
+            };
+            if !known {
+                let name = &self.fields[i].bytes;
+                let before = out.len();
+                write_string(&**name, out);
+                if let Some(aside) = &mut writer.aside {
+                    if !verbatim(name, out.len() - before) {
+                        aside.out.push(b'\n');
+                        aside.out.extend_from_slice(name);
+                    }
                 }
             }
             if !pieces {
@@ -632,10 +747,23 @@ enum Strings<'b> {
     /// met, for a search of patterns none of which holds a line break ([`Aside`]).
     Searched(Limits, &'b mut Vec<u8>),
     /// No JSON: only its pieces (each string and key between its quotes, as written), and
-    /// the lines the JSON does not hold as a piece, appended to the buffer given, for a
+    /// the lines the JSON does not hold as a piece, appended to the buffer `aside`, for a
     /// search of patterns that occur within strings only ([`Writer::pieces`]).
-    Pieces(Limits, &'b mut Vec<u8>),
+    Pieces {
+        limits: Limits,
+        aside: &'b mut Vec<u8>,
+        /// The patterns each field's name holds, known beforehand: such a name is not
+        /// written (a piece alone, it holds the same patterns in every step).
+        names: &'b NameHits,
+        /// Where the patterns in the names of the fields present go.
+        named: &'b mut Vec<usize>,
+    },
 }
+
+/// For each field of a [`ScanFields`], by index, the patterns of a search occurring in its
+/// name as a piece of the scan text (`"name"`), ascending; `None` for a name the JSON
+/// escapes, which is written as before.
+type NameHits = [Option<Box<[usize]>>];
 
 impl Field {
     /// `value` (not `None`) as it is written, when it is of exactly the field's type (a
@@ -751,6 +879,9 @@ pub struct PatternSearch {
     /// Whether every pattern occurs within strings only (`scan::within_strings`): a step's
     /// pieces are then searched instead of its text ([`Strings::Pieces`]).
     strings_only: bool,
+    /// The patterns in the names of a `ScanFields`' fields, for the one searched
+    /// ([`PatternSearch::name_hits`]).
+    names: OnceLock<(Py<ScanFields>, Box<NameHits>)>,
 }
 
 #[pymethods]
@@ -775,6 +906,7 @@ impl PatternSearch {
             patterns,
             spans_lines,
             strings_only,
+            names: OnceLock::new(),
         })
     }
 
@@ -820,12 +952,19 @@ impl PatternSearch {
         fallback: &Bound<'py, PyAny>,
     ) -> PyResult<Vec<Violation<'py>>> {
         let py = steps.py();
-        let fields = fields.get();
         let mut found = Vec::new();
         let mut text: Vec<u8> = Vec::new();
         let mut aside: Vec<u8> = Vec::new();
         let mut bump = Bump::new();
         let limits = Limits { int_max_str_digits };
+        // The patterns in the names of the fields present, searched apart (`Pieces`).
+        let names = if self.strings_only {
+            Some(self.name_hits(fields)?)
+        } else {
+            None
+        };
+        let mut named: Vec<usize> = Vec::new();
+        let fields = fields.get();
         for step in steps.try_iter()? {
             let step = step?;
             let values = step
@@ -844,6 +983,7 @@ impl PatternSearch {
             }
             text.clear();
             aside.clear();
+            named.clear();
             bump.reset();
             let written = match &raw {
                 Some(raw) => match raw.cast::<PyDict>() {
@@ -854,8 +994,13 @@ impl PatternSearch {
                     fields.write_into(&values, Strings::All(limits), &bump, &mut text)?
                 }
                 None => {
-                    let strings_of = if self.strings_only {
-                        Strings::Pieces(limits, &mut aside)
+                    let strings_of = if let Some(of_field) = &names {
+                        Strings::Pieces {
+                            limits,
+                            aside: &mut aside,
+                            names: of_field,
+                            named: &mut named,
+                        }
                     } else {
                         Strings::Searched(limits, &mut aside)
                     };
@@ -864,7 +1009,7 @@ impl PatternSearch {
                     written
                 }
             };
-            let hits = if !written {
+            let mut hits = if !written {
                 let made = fallback.call1((&step,))?.cast_into::<PyString>()?;
                 self.occurring_in(&made)?
             } else if text.is_ascii() {
@@ -872,6 +1017,11 @@ impl PatternSearch {
             } else {
                 self.occurring_in(&to_str(py, &text)?)?
             };
+            if written && !named.is_empty() {
+                hits.append(&mut named);
+                hits.sort_unstable();
+                hits.dedup();
+            }
             if !hits.is_empty() {
                 let index = values
                     .get_item(intern!(py, "index"))?
@@ -890,6 +1040,48 @@ impl PatternSearch {
 type Violation<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, usize);
 
 impl PatternSearch {
+    /// The patterns in each name of `fields` ([`NameHits`]): worked out on the first search
+    /// and kept for the `ScanFields` given then (the one `Step` has), else for this search.
+    fn name_hits<'s>(&'s self, fields: &Bound<'_, ScanFields>) -> PyResult<Cow<'s, NameHits>> {
+        if let Some((owner, hits)) = self.names.get() {
+            if owner.as_ptr() == fields.as_ptr() {
+                return Ok(Cow::Borrowed(&**hits));
+            }
+            return Ok(Cow::Owned(self.hits_of_names(fields)?));
+        }
+        let hits = self.hits_of_names(fields)?;
+        let (owner, kept) = self
+            .names
+            .get_or_init(|| (fields.clone().unbind(), hits.into_boxed_slice()));
+        if owner.as_ptr() == fields.as_ptr() {
+            Ok(Cow::Borrowed(&**kept))
+        } else {
+            Ok(Cow::Owned(self.hits_of_names(fields)?))
+        }
+    }
+
+    /// [`PatternSearch::name_hits`] worked out: a name is searched as a text of its own
+    /// where it is a piece alone, written between quotes unescaped (what the proof in
+    /// `scan`'s notes asks of a piece: it lower-cases alone, and no pattern holds `"`).
+    fn hits_of_names(&self, fields: &Bound<'_, ScanFields>) -> PyResult<Vec<Option<Box<[usize]>>>> {
+        let py = fields.py();
+        let mut written = Vec::new();
+        fields
+            .get()
+            .fields
+            .iter()
+            .map(|field| {
+                written.clear();
+                write_string(&*field.bytes, &mut written);
+                if written.len() != field.bytes.len() + 2 {
+                    return Ok(None);
+                }
+                let hits = self.occurring_in(field.name.bind(py))?;
+                Ok(Some(hits.into_boxed_slice()))
+            })
+            .collect()
+    }
+
     fn occurring_in(&self, text: &Bound<'_, PyString>) -> PyResult<Vec<usize>> {
         if let Ok(plain) = text.to_str() {
             if plain.is_ascii() {
