@@ -74,6 +74,7 @@ __all__ = [
     "absorb_layer",
     "assign_agents",
     "build_trajectory",
+    "calls_of",
     "cited_ids",
     "compatible_models",
     "core_version",
@@ -1424,6 +1425,13 @@ def list_steps(steps: Sequence[Step]) -> str:
 
 def absent(step: Step, field: str) -> bool:
     """Whether ``field`` of ``step`` was not captured (redacted, ``None`` or a placeholder)."""
+
+def calls_of(
+    evidence: Any, names: tuple[str, ...], unknown_namespace_matches: bool = False, /
+) -> tuple[Step, ...]:
+    """``Evidence.calls_of``: the tool calls of ``evidence`` (an ``Evidence``) one of
+    ``names`` names (every call for none), kept in its ``memo``
+    (``native/python/src/evidence.rs``)."""
 
 def tool_sequence_diff(
     mode: str,

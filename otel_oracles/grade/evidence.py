@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import json
-import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
@@ -40,6 +39,7 @@ from otel_oracles._native import (
     unnamed_request,
 )
 from otel_oracles._native import absent as native_absent
+from otel_oracles._native import calls_of as native_calls_of
 from otel_oracles._native import is_placeholder as native_is_placeholder
 from otel_oracles._native import list_steps as native_list_steps
 from otel_oracles._native import message_text as native_message_text
@@ -125,44 +125,51 @@ class Evidence:
     here keeps grading cost per check flat, and they go away with the trajectory's grading
     instead of depending on what the process graded before.
 
+    Two attributes are what the core's check plans read (``native/python/src/evidence.rs``),
+    so a plan and the Python checks share one answer per trajectory without a Python call:
+
+    - ``groups``, the trajectory's steps sorted by kind (``group_steps``: the core's
+      ``StepView``), made with the ``Evidence``: what every check and probe selects from
+      (the checks read it ~23,000 times a grade; a property computing it on first use cost
+      a Python call on each read);
+    - ``memo``, every answer kept for the trajectory: ``memoized``'s keys, the class's own
+      facts under ``"Evidence.<method>"`` (``answering``, ``stopped_short`` ...), the call
+      selections of ``calls_of``, the core's tables (``("call_failures", pattern)`` ...).
+
     Not shared across threads: a trajectory is graded by one thread at a time.
     """
 
     __slots__ = (
         "__weakref__",
-        "_calls_of",
-        "_facts",
-        "_groups",
         "_lacking",
-        "_memo",
         "_probed",
         "_steps",
+        "groups",
+        "memo",
         "trajectory",
     )
 
     def __init__(self, trajectory: Trajectory) -> None:
         self.trajectory = trajectory
-        self._groups: StepView | None = None
-        self._facts = _Facts(self)
-        self._memo: dict[Hashable, Any] = {}
+        self.groups: StepView = group_steps(trajectory.steps)
+        self.memo: dict[Hashable, Any] = {}
         self._lacking: dict[Plan, tuple[tuple[str, str], ...]] = {}
         self._probed: dict[str, str | None] = {}
-        self._calls_of: dict[tuple[tuple[str, ...], bool], tuple[Step, ...]] = {}
         self._steps: dict[Hashable, dict[int, Any]] = {}
 
     def __repr__(self) -> str:
-        return f"Evidence(trajectory={self.trajectory.trace_id!r}, memo={len(self._memo)})"
+        return f"Evidence(trajectory={self.trajectory.trace_id!r}, memo={len(self.memo)})"
 
     def memoized(self, key: Hashable, compute: Callable[..., Any], *args: Any) -> Any:
         """``compute(*args)`` once per key for this trajectory. ``key`` must capture every
-        input ``compute`` reads besides the trajectory and ``args``. (This class's own facts
-        are kept in ``_Facts``, keyed by the function that computes each.) The arguments are
-        passed, not closed over: the checks ask ~26,000 times a grade, most often a value
-        already made, and a closure made per ask cost more than the lookup."""
+        input ``compute`` reads besides the trajectory and ``args``; keys starting with
+        ``"Evidence."`` or ``("Evidence.`` are the class's own. The arguments are passed, not
+        closed over: the checks ask ~26,000 times a grade, most often a value already made,
+        and a closure made per ask cost more than the lookup."""
         # Tested with ``in``, not read under ``try``: half the lookups here miss (each
         # check's own key, first asked), and a ``KeyError`` raised and caught costs ~2,000
         # instructions, the test ~100 (docs/performance.md).
-        memo = self._memo
+        memo = self.memo
         if key in memo:
             return memo[key]
         value = memo[key] = compute(*args)
@@ -199,61 +206,51 @@ class Evidence:
         the Python string a kept text needs (docs/performance-history.md)."""
         return network_violations(steps, patterns)
 
-    @property
-    def groups(self) -> StepView:
-        """The trajectory's steps sorted by kind, in one pass made on first use
-        (``group_steps``: the core's ``StepView``): what every check and probe selects from.
-        (This class's own methods read ``self._groups or self.groups``: a property call
-        costs a Python call, and ``calls_of`` and ``nameless_calls`` are asked ~20,000
-        times a grade; a view is always true.)"""
-        groups = self._groups
-        if groups is None:
-            groups = self._groups = group_steps(self.trajectory.steps)
-        return groups
-
     def tool_calls(self) -> list[Step]:
         """``trajectory.tool_calls()`` (``groups.calls`` as a fresh list)."""
-        return list((self._groups or self.groups).calls)
+        return list(self.groups.calls)
 
     def calls_of(
         self, names: tuple[str, ...], unknown_namespace_matches: bool = False
     ) -> tuple[Step, ...]:
-        """The tool calls (``tool_calls``, in step order) whose tool one of ``names`` names
-        (``model.tool_name``; every call when ``names`` is empty), found once per
-        (``names``, ``unknown_namespace_matches``): the checks of a trajectory's contracts
-        ask the same selections (every call, the forbidden tools) again and again."""
-        groups = self._groups or self.groups
-        if not names:
-            return groups.calls
-        key = (names, unknown_namespace_matches)
-        found = self._calls_of.get(key)  # most selections are asked once: no KeyError
-        if found is None:
-            found = self._calls_of[key] = _calls_named(
-                groups.calls, names, unknown_namespace_matches
-            )
-        return found
+        """The tool calls (``tool_calls``, in step order) whose tool, or the MCP server's own
+        name for a call a framework qualified (``mcp_tool``), one of ``names`` names
+        (``model.tool_name.first_match``; every call when ``names`` is empty), found once
+        per (``names``, ``unknown_namespace_matches``) and kept in ``memo``: the checks of a
+        trajectory's contracts ask the same selections (every call, the forbidden tools)
+        again and again. The core's (``evidence.rs``, ``calls_of``), which the check plans
+        call without a Python frame (~12,000 asks a grade)."""
+        return native_calls_of(self, names, unknown_namespace_matches)
 
     def nameless_calls(self) -> tuple[Step, ...]:
         """The trace-derived tool calls whose tool name was not recorded (AgentBench steps
         are taken as written; ``groups.nameless``): they make ``tool_names`` missing
         evidence, and the counts that must stay lower bounds count each of them unless it
         is shown to be a named call's twin (``trace_common.nameless_twins``)."""
-        return (self._groups or self.groups).nameless
+        return self.groups.nameless
+
+    # The facts below are each kept in ``memo`` under ``"Evidence.<method>"``, tested with
+    # ``in`` (a miss raises no ``KeyError``, and a hit calls nothing): the check plans read
+    # ``answering`` and ``stopped_short`` there without calling these methods.
 
     def answering(self) -> frozenset[int]:
         """``id()`` of each final-answer tool call (``final_answer_calls``), made once: the
         checks that leave the answer's delivery out of the calls they count or align ask
         whether each call is one."""
-        ids: frozenset[int] = self._facts[_answering]
+        memo = self.memo
+        if "Evidence.answering" in memo:
+            found: frozenset[int] = memo["Evidence.answering"]
+            return found
+        ids = memo["Evidence.answering"] = frozenset(id(s) for s in self._answer_calls())
         return ids
 
     def generations(self) -> list[Step]:
         """``trajectory.generations()`` (``groups.generations`` as a fresh list)."""
-        return list((self._groups or self.groups).generations)
+        return list(self.groups.generations)
 
     def agents(self) -> list[Step]:
         """``trajectory.agents()`` (``groups.agents`` as a fresh list)."""
-        return list((self._groups or self.groups).agents)
+        return list(self.groups.agents)
 
     def last_generation(self) -> Step | None:
         """The run's last model call, found once by the core (``StepView.last_generation``):
@@ -263,36 +260,66 @@ class Evidence:
         steps that follow it have run), so ending last does not make it the last call; all
         of them count when every call was followed so (no timing to tell). The final output
         and ``stopped_short`` both start from it."""
-        last: Step | None = self._facts[_last_generation]
+        memo = self.memo
+        if "Evidence.last_generation" in memo:
+            found: Step | None = memo["Evidence.last_generation"]
+            return found
+        last: Step | None = self.groups.last_generation()
+        memo["Evidence.last_generation"] = last
         return last
 
     def final_output(self) -> FinalOutput:
         """``final_output(trajectory)``, computed once."""
-        result: FinalOutput = self._facts[_final_output_of]
+        memo = self.memo
+        if "Evidence.final_output" in memo:
+            found: FinalOutput = memo["Evidence.final_output"]
+            return found
+        result = memo["Evidence.final_output"] = _final_output_of(self)
         return result
 
     def stopped_short(self) -> str | None:
         """``_stopped_short``, computed once: why the run did not end because the agent had
         finished (its framework's limit ended it), or ``None``."""
-        why: str | None = self._facts[_stopped_short]
+        memo = self.memo
+        if "Evidence.stopped_short" in memo:
+            found: str | None = memo["Evidence.stopped_short"]
+            return found
+        why = memo["Evidence.stopped_short"] = _stopped_short(self)
         return why
 
     def final_answer_calls(self) -> list[Step]:
         """``final_answer_calls(trajectory)`` (a fresh list per call)."""
-        calls: list[Step] = self._facts[_final_answer_calls]
-        return list(calls)
+        return list(self._answer_calls())
+
+    def _answer_calls(self) -> list[Step]:
+        """``_final_answer_calls``, computed once (the kept list: callers copy it)."""
+        memo = self.memo
+        if "Evidence.final_answer_calls" in memo:
+            found: list[Step] = memo["Evidence.final_answer_calls"]
+            return found
+        calls = memo["Evidence.final_answer_calls"] = _final_answer_calls(self)
+        return calls
 
     def coverage_gap(self) -> str | None:
         """``coverage_gap(trajectory)``, computed once."""
-        if not self.trajectory.unmapped_spans:
+        unmapped = self.trajectory.unmapped_spans
+        if not unmapped:
             return None
-        message: str = self._facts[_coverage_gap]
+        memo = self.memo
+        if "Evidence.coverage_gap" in memo:
+            found: str = memo["Evidence.coverage_gap"]
+            return found
+        message = memo["Evidence.coverage_gap"] = _coverage_message(unmapped)
         return message
 
     def fragment_gap(self) -> str | None:
         """``fragment_gap(trajectory)``, computed once (asked after every pass of a check
         that needs the whole run)."""
-        message: str | None = self._facts[_fragment_message]
+        memo = self.memo
+        if "Evidence.fragment_gap" in memo:
+            found: str | None = memo["Evidence.fragment_gap"]
+            return found
+        message = memo["Evidence.fragment_gap"] = _fragment_message(self)
         return message
 
     def lacking(self, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -327,7 +354,7 @@ class Evidence:
         found: list[tuple[int, str, str]] = []
         core = plan.core
         if core is not None:
-            view = self._groups or self.groups
+            view = self.groups
             answering = self.answering() if plan.outcomes else None
             fragmented = plan.tool_names and not view.nameless and self.fragment_gap() is not None
             wordings = plan.wordings
@@ -366,63 +393,6 @@ class Evidence:
         """Messages for every evidence name in ``names`` (sorted, unique) the trajectory
         lacks (``lacking``; a fresh list per call: callers insert into it)."""
         return [message for _, message in self.lacking(names)]
-
-
-class _Facts(dict[Callable[["Evidence"], Any], Any]):
-    """An ``Evidence``'s facts about its trajectory, each keyed by the module function that
-    computes it from the ``Evidence`` (``_final_output_of``, ``_answering`` ...):
-    ``facts[compute]`` is ``compute(evidence)``, computed on the first lookup
-    (``__missing__``) and kept. The one way the class's facts are memoized: a hit is one
-    subscript, with no method call and no closure made (``answering`` is asked for every
-    tool call a check counts), and a first lookup raises no ``KeyError``. The owner is held
-    weakly, so an ``Evidence`` and its facts make no reference cycle."""
-
-    __slots__ = ("_owner",)
-
-    def __init__(self, owner: Evidence) -> None:
-        super().__init__()
-        self._owner = weakref.ref(owner)
-
-    def __missing__(self, compute: Callable[[Evidence], Any]) -> Any:
-        owner = self._owner()
-        assert owner is not None  # the owner is the one asking
-        value = self[compute] = compute(owner)
-        return value
-
-
-def _answering(ev: Evidence) -> frozenset[int]:
-    return frozenset(id(s) for s in ev.final_answer_calls())
-
-
-def _last_generation(ev: Evidence) -> Step | None:
-    last: Step | None = ev.groups.last_generation()
-    return last
-
-
-def _coverage_gap(ev: Evidence) -> str:
-    return _coverage_message(ev.trajectory.unmapped_spans)
-
-
-def _calls_named(
-    calls: Sequence[Step], names: tuple[str, ...], unknown_namespace_matches: bool
-) -> tuple[Step, ...]:
-    """The ``calls`` whose tool, or the MCP server's own name for a call a framework
-    qualified (``mcp_tool``), one of ``names`` names (``first_match``). A run calls a few
-    tools many times: each recorded name is matched once here, not once per call."""
-    named: dict[str | None, bool] = {}
-    out: list[Step] = []
-    for s in calls:
-        tool = s.tool
-        hit = named.get(tool)
-        if hit is None:
-            hit = named[tool] = bool(first_match(tool, names, unknown_namespace_matches))
-        if hit:
-            out.append(s)
-            continue
-        served = s.attributes.get("mcp_tool")
-        if served is not None and first_match(served, names, unknown_namespace_matches):
-            out.append(s)
-    return tuple(out)
 
 
 def group_steps(steps: Sequence[Step]) -> StepView:

@@ -1122,6 +1122,67 @@ def test_the_cores_retries_are_those_the_python_found() -> None:
     assert retried
 
 
+def _served_calls() -> Trajectory:
+    """Calls a framework qualified (``mcp_tool``: the MCP server's own name), with tools a
+    selection names, a placeholder and no tool, and an ``mcp_tool`` that is no ``str``."""
+    steps = [
+        Step(
+            index=0,
+            kind=StepKind.TOOL_CALL,
+            tool="mcp__docs__search",
+            attributes={"mcp_tool": "search"},
+        ),
+        Step(
+            index=1, kind=StepKind.TOOL_CALL, tool="search_docs", attributes={"mcp_tool": "lookup"}
+        ),
+        Step(index=2, kind=StepKind.GENERATION, model="m"),
+        Step(index=3, kind=StepKind.TOOL_CALL, tool=None, attributes={"mcp_tool": "search"}),
+        Step(index=4, kind=StepKind.TOOL_CALL, tool="", attributes={"mcp_tool": None}),
+        Step(index=5, kind=StepKind.RETRIEVAL, tool=f"se{LONE}", attributes={}),
+        Step(index=6, kind=StepKind.TOOL_CALL, tool="search_docs", attributes={"mcp_tool": ""}),
+        Step(index=7, kind=StepKind.TOOL_CALL, tool="fetch_page", attributes={"mcp_tool": "x"}),
+    ]
+    return Trajectory(steps=steps)
+
+
+def test_the_cores_call_selections_are_those_the_python_made() -> None:
+    """``Evidence.calls_of`` (the core's, ``evidence.rs``) selects the calls the Python did
+    (``check_reference.calls_named``), in step order, for every selection and mode, on the
+    captured traces, the edge cases and calls named through ``mcp_tool``; a second ask is
+    the memo's tuple, and the plans' and the Python checks' asks share it."""
+    trajectories = [
+        *captured_trajectories(SCENARIOS),
+        *_edge_cases(),
+        ("served", _served_calls()),
+    ]
+    selections: list[tuple[str, ...]] = [
+        (),
+        ("search_docs",),
+        ("search",),
+        ("fetch_*", "search_docs"),
+        ("lookup", "no_such_tool"),
+        ("",),
+        (f"se{LONE}",),
+        ("*",),
+    ]
+    chosen = 0
+    for where, trajectory in trajectories:
+        ev = Evidence(trajectory)
+        for tools in selections:
+            for lenient in (False, True):
+                got = ev.calls_of(tools, lenient)
+                assert _native.calls_of(ev, tools, lenient) is got
+                assert ev.calls_of(tuple(tools), lenient) is got
+                want = (
+                    trajectory.tool_calls()
+                    if not tools
+                    else check_reference.calls_named(ev.groups.calls, tools, lenient)
+                )
+                assert [id(s) for s in got] == [id(s) for s in want], (where, tools, lenient)
+                chosen += 0 < len(got) < len(ev.groups.calls)
+    assert chosen
+
+
 def _named_steps() -> Iterator[Step]:
     """Steps of every kind and naming: tools, models, agents, kinds alone, with and without
     a span, lone surrogates in names and span ids, placeholders and redactions."""

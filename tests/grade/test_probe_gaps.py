@@ -308,13 +308,15 @@ def test_a_probe_finds_the_gap_a_message_names() -> None:
 
 
 def test_evidence_facts_are_made_once_and_hold_no_cycle() -> None:
-    """``Evidence``'s facts (``_Facts``) are computed on the first ask and kept, and they
-    hold their ``Evidence`` weakly: it goes with its last reference, no collector needed."""
+    """``Evidence``'s facts are computed on the first ask and kept in its ``memo`` (under
+    ``"Evidence.<method>"``, where the core's plans read them), and nothing kept refers back
+    to the ``Evidence``: it goes with its last reference, no collector needed."""
     steps = [Step.from_normalized({"index": 0, "kind": StepKind.TOOL_CALL, "tool": "final_answer"})]
     ev = Evidence(Trajectory(steps=steps, final_answer_tools=("final_answer",)))
     assert ev.final_output() is ev.final_output()
     assert ev.answering() is ev.answering() == frozenset({id(steps[0])})
     assert ev.fragment_gap() is None and ev.stopped_short() is ev.stopped_short()
+    assert ev.memo["Evidence.answering"] is ev.answering()
     gone = weakref.ref(ev)
     gc.disable()
     try:

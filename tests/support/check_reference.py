@@ -86,6 +86,28 @@ def list_steps(steps: Sequence[Step]) -> str:
     return shown + (f" and {more} more" if more > 0 else "")
 
 
+def calls_named(
+    calls: Sequence[Step], names: tuple[str, ...], unknown_namespace_matches: bool
+) -> tuple[Step, ...]:
+    """``Evidence.calls_of``'s selection as the Python made it (``evidence._calls_named``):
+    the ``calls`` whose tool, or the MCP server's own name for a call a framework qualified
+    (``mcp_tool``), one of ``names`` names (``first_match``)."""
+    named: dict[str | None, bool] = {}
+    out: list[Step] = []
+    for s in calls:
+        tool = s.tool
+        hit = named.get(tool)
+        if hit is None:
+            hit = named[tool] = bool(first_match(tool, names, unknown_namespace_matches))
+        if hit:
+            out.append(s)
+            continue
+        served = s.attributes.get("mcp_tool")
+        if served is not None and first_match(served, names, unknown_namespace_matches):
+            out.append(s)
+    return tuple(out)
+
+
 def _cited_ids(pattern: str, text: str) -> list[str]:
     """Ids in first-seen order; the first group when the regex has one, else the match: the
     regex engine's answer for every pattern and text."""

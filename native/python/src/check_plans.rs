@@ -22,8 +22,9 @@
 //! Python body runs, which starts by asking the same plan (and ends on its `within` where
 //! it finds a count within the bound), so each finding has one implementation.
 //!
-//! The evidence is read through `Evidence`'s own memoized answers (`calls_of`,
-//! `answering`, `stopped_short`, `nameless_calls`, the view's leaf model calls, the
+//! The evidence is read through `Evidence`'s own memoized answers, from its memo and its
+//! view without a Python frame (`evidence::calls_of`, `answering`, `stopped_short`, the
+//! view's nameless calls and leaf model calls; then the
 //! `repeated_args_candidates` and `step_normalized_args` helpers of `trace_common`, the
 //! failed calls' table `failures.rs` keeps and the retries `retries.rs` finds in the same
 //! memo), so a plan and a Python body that ask after it share every answer.
@@ -43,7 +44,7 @@ use crate::check_plans_answer::{Answer, Degraded, DegradedHelpers};
 use crate::check_plans_cite::{Cite, Grounded, GroundedHelpers, Required, RequiredHelpers};
 use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
 use crate::checks::FINDING_FIELDS;
-use crate::evidence::{listed_steps, where_text, StepFields, StepView};
+use crate::evidence::{self, listed_steps, view_of, where_text, StepFields, StepView};
 use crate::failures::Failures;
 use crate::pydict;
 use crate::retries::find_retries;
@@ -623,10 +624,7 @@ impl CheckPlan {
                 let failed = self.failed(&evidence, pattern)?;
                 if failed.is_empty() {
                     true
-                } else if evidence
-                    .call_method0(intern!(py, "nameless_calls"))?
-                    .is_truthy()?
-                {
+                } else if nameless(&evidence)? {
                     return Ok(None); // a failure a nameless twin recorded: the Python body's
                 } else {
                     return self.errors(&evidence, &failed, tools, max).map(Some);
@@ -674,12 +672,7 @@ impl CheckPlan {
                 }
             }
             Kind::MaxCalls { tools, max } => {
-                let quiet = !evidence
-                    .call_method0(intern!(py, "answering"))?
-                    .is_truthy()?
-                    && !evidence
-                        .call_method0(intern!(py, "nameless_calls"))?
-                        .is_truthy()?;
+                let quiet = !evidence::answering(&evidence)?.is_truthy()? && !nameless(&evidence)?;
                 if !quiet {
                     return Ok(None);
                 }
@@ -696,10 +689,7 @@ impl CheckPlan {
                 max,
                 ..
             } => {
-                if evidence
-                    .call_method0(intern!(py, "nameless_calls"))?
-                    .is_truthy()?
-                {
+                if nameless(&evidence)? {
                     return Ok(None);
                 }
                 let merged_key = intern!(py, "merged_model_calls");
@@ -778,16 +768,13 @@ impl CheckPlan {
         }
     }
 
-    /// `evidence.calls_of(tools, unknown_namespace_matches=True)`.
+    /// `evidence.calls_of(tools, unknown_namespace_matches=True)` (`evidence::calls_of`).
     fn calls_of<'py>(
         &self,
         evidence: &Bound<'py, PyAny>,
         tools: &Py<PyTuple>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let py = evidence.py();
-        Ok(evidence
-            .call_method1(intern!(py, "calls_of"), (tools.bind(py), true))?
-            .cast_into::<PyTuple>()?)
+        evidence::calls_of(evidence, tools.bind(evidence.py()), true)
     }
 
     /// `failed_calls(evidence, pattern)`: `id()` of each failed call -> why (memoized).
@@ -1710,17 +1697,20 @@ fn latency<'py>(
     .map(Some)
 }
 
-/// The trajectory's step view (`evidence.groups`, the core's `StepView`).
-fn view_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, StepView>> {
-    Ok(evidence
-        .getattr(intern!(evidence.py(), "groups"))?
-        .cast_into::<StepView>()?)
+/// Whether the trajectory has calls whose tool name was not recorded
+/// (`evidence.nameless_calls()`, the view's `nameless`).
+fn nameless(evidence: &Bound<'_, PyAny>) -> PyResult<bool> {
+    Ok(!view_of(evidence)?
+        .get()
+        .nameless
+        .bind(evidence.py())
+        .is_empty())
 }
 
 /// `evidence.stopped_short()`: why a framework's limit ended the run (the trace's words,
 /// any `str`), or `None`.
 fn stopped<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let why = evidence.call_method0(intern!(evidence.py(), "stopped_short"))?;
+    let why = evidence::stopped_short(evidence)?;
     if why.is_none() {
         return Ok(None);
     }

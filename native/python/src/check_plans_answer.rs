@@ -33,7 +33,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use otel_oracles_core::words::WordsPattern;
 
 use crate::check_plans::{breached, joined, pointed};
-use crate::evidence::{placeholder, StepFields};
+use crate::evidence::{self, placeholder, StepFields};
 use crate::failures::Failures;
 use crate::pydict;
 use crate::slots::SlotClass;
@@ -150,7 +150,7 @@ impl Degraded {
         failures: &Failures,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = evidence.py();
-        let out = evidence.call_method0(intern!(py, "final_output"))?;
+        let out = evidence::final_output(evidence)?;
         let text = out.getattr(intern!(py, "text"))?;
         if text.is_none() || !self.undegraded(evidence, failures)? {
             return Ok(None); // (no answer: the body's assertion; a degradation: its words)

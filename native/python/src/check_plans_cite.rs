@@ -39,7 +39,7 @@ use pyo3::types::{PyDict, PyInt, PyList, PySet, PyString, PyTuple};
 
 use crate::check_plans::{found, pointed, Budget, Text};
 use crate::evidence::{
-    field_absent, ground, listed_steps, memoized, plan_ids, where_text, CiteSource, CiteText,
+    self, field_absent, ground, listed_steps, memoized, plan_ids, where_text, CiteSource, CiteText,
     StepFields,
 };
 use crate::report_json::json_indented;
@@ -120,7 +120,7 @@ impl Cites {
     /// kept in the evidence's memo as `evidence.memoized` keeps them.
     fn answer<'py>(&self, evidence: &Bound<'py, PyAny>) -> PyResult<Answer<'py>> {
         let py = evidence.py();
-        let out = evidence.call_method0(intern!(py, "final_output"))?;
+        let out = evidence::final_output(evidence)?;
         let text = out.getattr(intern!(py, "text"))?;
         let step = out.getattr(intern!(py, "step"))?;
         let ids = memoized(evidence, self.key.bind(py), || {
@@ -263,10 +263,15 @@ impl Grounded {
         let earlier = Earlier::of(answer.step.as_ref())?;
         // A final-answer tool delivers the answer; its result (often the answer echoed)
         // grounds nothing.
-        let answering = evidence.call_method0(intern!(py, "answering"))?;
+        let answering = evidence::answering(evidence)?;
         let some_answer = answering.is_truthy()?;
         let globs = self.globs.bind(py);
-        let every = evidence.call_method1(intern!(py, "calls_of"), (PyTuple::empty(py),))?;
+        let every = evidence::view_of(evidence)?
+            .get()
+            .calls
+            .bind(py)
+            .clone()
+            .into_any();
         let mut calls = Vec::new();
         for step in every.try_iter()? {
             let step = step?;

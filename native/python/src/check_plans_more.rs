@@ -22,7 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use crate::check_plans::{found, joined, pointed, Budget};
-use crate::evidence::{items_named_by, listed_steps, sequence_diff, where_text, StepFields};
+use crate::evidence::{self, items_named_by, listed_steps, sequence_diff, where_text, StepFields};
 use crate::pydict;
 use crate::slots::SlotClass;
 use crate::tool_glob::NamedBy;
@@ -180,8 +180,13 @@ impl Sequence {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = evidence.py();
         let (named, ignore) = (self.named.bind(py), self.ignore.bind(py));
-        let answering = evidence.call_method0(intern!(py, "answering"))?;
-        let every = evidence.call_method1(intern!(py, "calls_of"), (PyTuple::empty(py),))?;
+        let answering = evidence::answering(evidence)?;
+        let every = evidence::view_of(evidence)?
+            .get()
+            .calls
+            .bind(py)
+            .clone()
+            .into_any();
         let some_answer = answering.is_truthy()?;
         // A call matched by `ignore` takes no part; nor does a final-answer call (the
         // answer's delivery, not work) unless an expected item names its tool.
@@ -336,9 +341,7 @@ impl Called {
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = evidence.py();
         // A call an approval step refused never ran: asking is not calling (`is_denied`).
-        let asked = evidence
-            .call_method1(intern!(py, "calls_of"), (self.tools.bind(py),))?
-            .cast_into::<PyTuple>()?;
+        let asked = evidence::calls_of(evidence, self.tools.bind(py), false)?;
         let (denied_key, true_) = (intern!(py, "denied"), pyo3::types::PyBool::new(py, true));
         let mut calls = Vec::with_capacity(asked.len());
         for step in asked.iter() {
@@ -702,11 +705,8 @@ impl Handoff {
                 .bind(py)
                 .call1((evidence,))?
                 .getattr(intern!(py, "twinned"))?;
-            for step in evidence
-                .call_method0(intern!(py, "nameless_calls"))?
-                .try_iter()?
-            {
-                let step = step?;
+            let view = evidence::view_of(evidence)?;
+            for step in view.get().nameless.bind(py).iter() {
                 if !twinned.contains(step.as_ptr() as usize)? {
                     nameless.push(step);
                 }

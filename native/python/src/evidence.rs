@@ -37,6 +37,7 @@ use pyo3::exceptions::PyRecursionError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PySlice, PyString, PyTuple};
 
 use crate::pydict;
@@ -62,23 +63,142 @@ fn text_is_placeholder(text: &Bound<'_, PyString>) -> bool {
     })
 }
 
+/// The evidence's memo (`Evidence.memo`): every answer kept for the trajectory, the
+/// Python checks' (`Evidence.memoized`), the class's facts (`"Evidence.<method>"`) and the
+/// plans' tables. The one place the core reads it.
+fn memo_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+    Ok(evidence
+        .getattr(intern!(evidence.py(), "memo"))?
+        .cast_into::<PyDict>()?)
+}
+
 /// `evidence.memoized`'s answer under `key`, made by `make` on the first ask and kept in
-/// the evidence's memo (`Evidence._memo`, the table `memoized` keeps its answers in), so a
-/// plan and the Python checks share one answer per trajectory.
+/// the evidence's memo (`memo_of`), so a plan and the Python checks share one answer per
+/// trajectory.
 pub(crate) fn memoized<'py>(
     evidence: &Bound<'py, PyAny>,
     key: &Bound<'py, PyAny>,
     make: impl FnOnce() -> PyResult<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let memo = evidence
-        .getattr(intern!(evidence.py(), "_memo"))?
-        .cast_into::<PyDict>()?;
+    let memo = memo_of(evidence)?;
     if let Some(found) = memo.get_item(key)? {
         return Ok(found);
     }
     let made = make()?;
     memo.set_item(key, &made)?;
     Ok(made)
+}
+
+/// `evidence.<method>()` for one of `Evidence`'s facts kept in its memo under
+/// `"Evidence.<method>"` (`answering`, `stopped_short`, `final_output`): read there
+/// without a Python frame once made; the method (which makes and keeps it) is called only
+/// on the first ask.
+pub(crate) fn fact<'py>(
+    evidence: &Bound<'py, PyAny>,
+    key: &Bound<'py, PyString>,
+    method: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Some(found) = memo_of(evidence)?.get_item(key)? {
+        return Ok(found);
+    }
+    evidence.call_method0(method)
+}
+
+/// `evidence.answering()`: `id()` of each final-answer call (a `frozenset`).
+pub(crate) fn answering<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = evidence.py();
+    fact(
+        evidence,
+        intern!(py, "Evidence.answering"),
+        intern!(py, "answering"),
+    )
+}
+
+/// `evidence.stopped_short()`: why a framework's limit ended the run, or `None`.
+pub(crate) fn stopped_short<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = evidence.py();
+    fact(
+        evidence,
+        intern!(py, "Evidence.stopped_short"),
+        intern!(py, "stopped_short"),
+    )
+}
+
+/// `evidence.final_output()`: the run's final answer (a `FinalOutput`).
+pub(crate) fn final_output<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = evidence.py();
+    fact(
+        evidence,
+        intern!(py, "Evidence.final_output"),
+        intern!(py, "final_output"),
+    )
+}
+
+/// The trajectory's step view (`evidence.groups`, a plain attribute: no Python frame).
+pub(crate) fn view_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, StepView>> {
+    Ok(evidence
+        .getattr(intern!(evidence.py(), "groups"))?
+        .cast_into::<StepView>()?)
+}
+
+/// `otel_oracles.model.tool_name.first_match`, imported on first use (that module imports
+/// none of the core's callers): how a contract's names and globs name a recorded tool, one
+/// remembered answer per (name, names, mode).
+fn first_match(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
+    static FIRST_MATCH: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+    Ok(FIRST_MATCH
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(
+                PyModule::import(py, "otel_oracles.model.tool_name")?
+                    .getattr("first_match")?
+                    .unbind(),
+            )
+        })?
+        .bind(py))
+}
+
+/// `Evidence.calls_of(names, unknown_namespace_matches)`: the tool calls (`groups.calls`,
+/// in step order) whose tool, or the MCP server's own name for a call a framework qualified
+/// (`attributes.mcp_tool`), one of `names` names (`first_match`); every call when `names`
+/// is empty. Found once per selection and kept in the evidence's memo under
+/// `("Evidence.calls_of", names, unknown_namespace_matches)`, so the Python checks and the
+/// plans share each selection (the same tuple each time). Before, each ask from a plan was
+/// a Python frame (~12,000 a grade) and each selection a Python loop (~3,200).
+pub(crate) fn calls_of<'py>(
+    evidence: &Bound<'py, PyAny>,
+    names: &Bound<'py, PyTuple>,
+    unknown_namespace_matches: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let py = evidence.py();
+    let view = view_of(evidence)?;
+    let view = view.get();
+    if names.is_empty() {
+        return Ok(view.calls.bind(py).clone());
+    }
+    let key = PyTuple::new(
+        py,
+        [
+            intern!(py, "Evidence.calls_of").as_any(),
+            names.as_any(),
+            PyBool::new(py, unknown_namespace_matches).as_any(),
+        ],
+    )?;
+    let found = memoized(evidence, key.as_any(), || {
+        let steps = view.calls_named(py, first_match(py)?, names, unknown_namespace_matches)?;
+        Ok(PyTuple::new(py, steps)?.into_any())
+    })?;
+    Ok(found.cast_into::<PyTuple>()?)
+}
+
+/// `Evidence.calls_of` (`calls_of`), for the Python checks.
+#[pyfunction(name = "calls_of")]
+#[pyo3(signature = (evidence, names, unknown_namespace_matches=false, /))]
+fn py_calls_of<'py>(
+    evidence: &Bound<'py, PyAny>,
+    names: &Bound<'py, PyTuple>,
+    unknown_namespace_matches: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    calls_of(evidence, names, unknown_namespace_matches)
 }
 
 pub(crate) fn placeholder(value: &Bound<'_, PyAny>, depth: usize) -> PyResult<bool> {
@@ -712,6 +832,7 @@ fn first_key_is<'py>(value: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> P
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_placeholder, m)?)?;
+    m.add_function(wrap_pyfunction!(py_calls_of, m)?)?;
     view::register(m)?;
     messages::register(m)?;
     naming::register(m)?;

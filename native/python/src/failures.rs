@@ -15,7 +15,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
-use crate::evidence::{call_failure, memoized, StepFields};
+use crate::evidence::{call_failure, memoized, view_of, StepFields};
 
 /// How a call's failure is judged: the pieces of `trace_common` the judging reads.
 pub(crate) struct Failures {
@@ -90,7 +90,8 @@ impl Failures {
             return Ok(why);
         }
         let py = evidence.py();
-        let judged = self.judge(evidence, &StepFields::new(step), pattern)?;
+        let mode = self.mode(pattern)?;
+        let judged = self.judge(evidence, &StepFields::new(step), pattern, mode)?;
         Ok(judged.unwrap_or_else(|| py.None().into_bound(py)))
     }
 
@@ -104,17 +105,16 @@ impl Failures {
         let py = evidence.py();
         let key = memo_key(py, intern!(py, "call_failures"), pattern)?;
         let table = memoized(evidence, &key, || {
-            let calls = evidence
-                .getattr(intern!(py, "groups"))?
-                .getattr(intern!(py, "calls"))?
-                .cast_into::<PyTuple>()?;
+            let view = view_of(evidence)?;
+            let calls = view.get().calls.bind(py);
+            let mode = self.mode(pattern)?;
             let table = PyDict::new(py);
             for call in calls.iter() {
                 // `id(call)`: the object's address, as CPython's `id` gives it. (A step's
                 // `id()` cannot name another live step, and the trajectory keeps its steps
                 // alive while the evidence exists.)
                 let id = call.as_ptr() as usize;
-                let why = self.judge(evidence, &StepFields::new(call), pattern)?;
+                let why = self.judge(evidence, &StepFields::new(call), pattern, mode)?;
                 table.set_item(id, why)?;
             }
             Ok(table.into_any())
@@ -122,17 +122,26 @@ impl Failures {
         Ok(table.cast_into::<PyDict>()?)
     }
 
-    /// Why the call `fields` failed under `pattern` (`evidence::call_failure`): under no
-    /// pattern or the default one a structured result is judged without its text.
+    /// How `pattern` is searched, decided once per table: `(given, plain)`, whether a
+    /// pattern is given (not empty) and whether it is none or the default one (a
+    /// structured result then judged without its text). The comparison with the default
+    /// is a Python `==` (the pattern may be any object a check was given).
+    fn mode(&self, pattern: &Bound<'_, PyAny>) -> PyResult<(bool, bool)> {
+        let given = pattern.is_truthy()?;
+        let plain = !given || pattern.eq(self.default.bind(pattern.py()))?;
+        Ok((given, plain))
+    }
+
+    /// Why the call `fields` failed under `pattern` (`evidence::call_failure`), searched as
+    /// `mode` (`Failures::mode`) says.
     fn judge<'py>(
         &self,
         evidence: &Bound<'py, PyAny>,
         fields: &StepFields<'py>,
         pattern: &Bound<'py, PyAny>,
+        (given, plain): (bool, bool),
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = evidence.py();
-        let given = pattern.is_truthy()?;
-        let plain = !given || pattern.eq(self.default.bind(py))?;
         let search = self.search.bind(py);
         let mut matches = |step: &Bound<'py, PyAny>| -> PyResult<bool> {
             search.call1((evidence, step, pattern))?.is_truthy()

@@ -12,7 +12,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
-use crate::evidence::{tool_repeats, StepFields};
+use crate::evidence::{self, memoized, tool_repeats, StepFields};
 use crate::failures::Failures;
 use crate::pydict;
 
@@ -26,9 +26,6 @@ pub(crate) fn find_retries<'py>(
     failures: &Failures,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let py = evidence.py();
-    let memo = evidence
-        .getattr(intern!(py, "_memo"))?
-        .cast_into::<PyDict>()?;
     let key = PyTuple::new(
         py,
         [
@@ -37,19 +34,16 @@ pub(crate) fn find_retries<'py>(
             error_pattern.clone(),
         ],
     )?;
-    if let Some(found) = memo.get_item(&key)? {
-        return Ok(found.cast_into::<PyTuple>()?);
-    }
-    let found = retries(evidence, &memo, tools, error_pattern, failures)?;
-    memo.set_item(key, &found)?;
-    Ok(found)
+    let found = memoized(evidence, key.as_any(), || {
+        Ok(retries(evidence, tools, error_pattern, failures)?.into_any())
+    })?;
+    Ok(found.cast_into::<PyTuple>()?)
 }
 
 /// `_retries`: the repeats whose earlier call failed (and was not refused), the later
 /// call one of `tools`' calls.
 fn retries<'py>(
     evidence: &Bound<'py, PyAny>,
-    memo: &Bound<'py, PyDict>,
     tools: &Bound<'py, PyAny>,
     error_pattern: &Bound<'py, PyAny>,
     failures: &Failures,
@@ -67,19 +61,14 @@ fn retries<'py>(
             error_pattern.clone(),
         ],
     )?;
-    let repeats = match memo.get_item(&key)? {
-        Some(repeats) => repeats,
-        None => {
-            let repeats = repeats_of(evidence, &failed)?.into_any();
-            memo.set_item(key, &repeats)?;
-            repeats
-        }
-    };
+    let repeats = memoized(evidence, key.as_any(), || {
+        Ok(repeats_of(evidence, &failed)?.into_any())
+    })?;
     let chosen: Option<Vec<usize>> = if tools.is_truthy()? {
-        let calls = evidence.call_method1(intern!(py, "calls_of"), (tools, true))?;
-        let mut ids = Vec::new();
-        for call in calls.try_iter()? {
-            ids.push(call?.as_ptr() as usize);
+        let calls = evidence::calls_of(evidence, tools.cast::<PyTuple>()?, true)?;
+        let mut ids = Vec::with_capacity(calls.len());
+        for call in calls.iter() {
+            ids.push(call.as_ptr() as usize);
         }
         ids.sort_unstable();
         Some(ids)

@@ -294,7 +294,9 @@ def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int
     trajectory's ``loop_detected`` checks ask with, as a 64-bit hash of that set (no Python
     string, pair or set per argument): equal screens hash alike, and two that clash only
     keep more calls for the full normalization, which decides."""
-    made: dict[int, int | None] = ev.memoized("leaf_screens", dict)
+    # The memo's own ``setdefault`` (one C call), not ``memoized`` (a Python frame): asked
+    # by every ``loop_detected`` check of a trajectory with enough calls.
+    made: dict[int, int | None] = ev.memo.setdefault("leaf_screens", {})
     return native_repeated_args_candidates(calls, threshold, made, RAW_STEP_META, _PLAIN_VALUES)
 
 

@@ -82,7 +82,7 @@ pub struct StepView {
     /// The tool calls (`Step.is_tool`: tool calls, file edits, commands, retrievals), in
     /// step order.
     #[pyo3(get)]
-    pub(super) calls: Py<PyTuple>,
+    pub(crate) calls: Py<PyTuple>,
     /// The model calls, in step order.
     #[pyo3(get)]
     pub(super) generations: Py<PyTuple>,
@@ -95,7 +95,7 @@ pub struct StepView {
     /// The trace-derived calls whose tool name was not recorded: no `raw` object, a
     /// placeholder `tool` (`is_placeholder`).
     #[pyo3(get)]
-    pub(super) nameless: Py<PyTuple>,
+    pub(crate) nameless: Py<PyTuple>,
     pub(super) tool_spans: bool,
     pub(super) all_raw: bool,
     call_recs: Vec<Rec>,
@@ -348,6 +348,58 @@ impl StepView {
         }
         out.sort_unstable_by_key(|rec| rec.pos); // each step is in one group: no ties
         out
+    }
+
+    /// The tool calls, in step order, whose tool, or whose `attributes.mcp_tool` (the MCP
+    /// server's own name for a call a framework qualified), one of `names` names
+    /// (`first_match(name, names, unknown_namespace_matches)`, Python's, answered from its
+    /// cache after the first ask of a pair): `evidence::calls_of`'s selection. A run calls
+    /// a few tools many times: each tool name that is an exact UTF-8 `str` is matched once
+    /// here (any other, `None` say, asked each time, as the cache answers it), and
+    /// `mcp_tool` is read only of a call whose tool matched none.
+    pub(crate) fn calls_named<'py>(
+        &self,
+        py: Python<'py>,
+        first_match: &Bound<'py, PyAny>,
+        names: &Bound<'py, PyTuple>,
+        unknown_namespace_matches: bool,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let (attributes_key, served_key) = (intern!(py, "attributes"), intern!(py, "mcp_tool"));
+        let names_one = |name: &Bound<'py, PyAny>| -> PyResult<bool> {
+            first_match
+                .call1((name, names, unknown_namespace_matches))?
+                .is_truthy()
+        };
+        let mut named: FastMap<String, bool> = FastMap::new();
+        let mut out = Vec::new();
+        for c in &self.call_recs {
+            let tool = c.tool.bind(py);
+            let text = tool
+                .cast_exact::<PyString>()
+                .ok()
+                .and_then(|text| text.to_str().ok());
+            let hit = match text.and_then(|text| named.get(text)) {
+                Some(hit) => *hit,
+                None => {
+                    let hit = names_one(tool)?;
+                    if let Some(text) = text {
+                        named.insert(text.to_owned(), hit);
+                    }
+                    hit
+                }
+            };
+            let step = c.step.bind(py);
+            if hit {
+                out.push(step.clone());
+                continue;
+            }
+            let attributes = StepFields::new(step.clone()).get(attributes_key)?;
+            let served = pydict::get(&attributes, served_key)?;
+            if !served.is_none() && names_one(&served)? {
+                out.push(step.clone());
+            }
+        }
+        Ok(out)
     }
 
     /// How many records the groups asked for hold (`records_of(...).len()`).
