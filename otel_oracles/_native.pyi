@@ -61,6 +61,7 @@ __all__ = [
     "SourceScan",
     "StepBuilder",
     "StepView",
+    "TakenRequest",
     "TraceDrafter",
     "TransferSpans",
     "VerdictJson",
@@ -534,9 +535,18 @@ class ProtoRequest:
     def __new__(cls, expected: int) -> ProtoRequest: ...
     def __len__(self) -> int:
         """Records written and not yet taken."""
-    def take(self, resource: Any, scope: Any) -> bytes:
-        """The serialized request framed with ``resource`` and ``scope`` (empty bytes
-        without records), as ``encode_*_proto`` frames an ``ItemBatch``; starts anew."""
+    def take(self, resource: Any, scope: Any) -> memoryview:
+        """The serialized request framed with ``resource`` and ``scope`` (empty without
+        records), as ``encode_*_proto`` frames an ``ItemBatch``: a view of the writer's own
+        buffer (a ``TakenRequest``), not a copy; starts anew."""
+
+@final
+class TakenRequest:
+    """The buffer of a request ``ProtoRequest.take`` hands out (read through the buffer
+    protocol: ``take`` returns a ``memoryview`` of it); not made from Python."""
+
+    def __len__(self) -> int:
+        """The request's length in bytes."""
 
 def encode_spans_proto(batch: ItemBatch[SpanItem]) -> bytes:
     """The serialized ``ExportTraceServiceRequest`` (empty bytes for an empty batch)."""

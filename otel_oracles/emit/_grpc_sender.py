@@ -10,7 +10,7 @@ from typing import Any
 import grpc
 from google.rpc.error_details_pb2 import RetryInfo
 
-from otel_oracles.emit._transport import Attempt, OtlpTarget, Sender, Signal
+from otel_oracles.emit._transport import Attempt, OtlpTarget, Payload, Sender, Signal
 
 _GRPC_METHODS: dict[Signal, str] = {
     "traces": "/opentelemetry.proto.collector.trace.v1.TraceService/Export",
@@ -75,7 +75,12 @@ class GrpcSender(Sender):
                 self._channel.close()
             self._channel = self._call = None
 
-    def _attempt(self, body: bytes, timeout_s: float, attempt_no: int) -> Attempt:
+    def _compressed(self, payload: Payload) -> bytes:
+        """The request as ``bytes``: grpcio sends nothing else (a ``memoryview`` of a
+        ``ProtoRequest``'s buffer is copied here; gRPC compresses on its channel)."""
+        return bytes(payload)
+
+    def _attempt(self, body: Payload, timeout_s: float, attempt_no: int) -> Attempt:
         try:
             self._open()(body, metadata=self._metadata, timeout=timeout_s)
         except grpc.RpcError as error:

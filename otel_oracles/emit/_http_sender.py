@@ -33,7 +33,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from otel_oracles.emit._transport import Attempt, OtlpTarget, Sender
+from otel_oracles.emit._transport import Attempt, OtlpTarget, Payload, Sender
 
 _RETRYABLE_HTTP = frozenset({429, 502, 503, 504})
 _MAX_IDLE = 4
@@ -69,7 +69,7 @@ class HttpSender(Sender):
         self._idle: list[_HttpConnection] = []
         self._lock = threading.Lock()
 
-    def _compressed(self, payload: bytes) -> bytes:
+    def _compressed(self, payload: Payload) -> Payload:
         if self.target.compression == "gzip":
             import gzip  # only a compressing sender pays for it
 
@@ -97,7 +97,7 @@ class HttpSender(Sender):
                 return
         conn.close()
 
-    def _attempt(self, body: bytes, timeout_s: float, attempt_no: int) -> Attempt:
+    def _attempt(self, body: Payload, timeout_s: float, attempt_no: int) -> Attempt:
         if self._unusable is not None:
             return Attempt(False, self._unusable, False)
         deadline = time.monotonic() + timeout_s

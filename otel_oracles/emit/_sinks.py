@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 
 from otel_oracles._native import encode_logs_proto, encode_spans_proto
 from otel_oracles.emit._records import ItemBatch
-from otel_oracles.emit._transport import Sender
+from otel_oracles.emit._transport import Payload, Sender
 
 RecordSignal = Literal["traces", "logs"]
 RECORD_SIGNALS: tuple[RecordSignal, ...] = ("traces", "logs")
@@ -64,7 +64,7 @@ class OtlpSink(Sink):
     def export(self, signal: RecordSignal, batch: ItemBatch[Any]) -> bool:
         return self.send(signal, self._encode[signal](batch))
 
-    def send(self, signal: RecordSignal, request: bytes) -> bool:
+    def send(self, signal: RecordSignal, request: Payload) -> bool:
         """Deliver an encoded ``Export{Trace,Logs}ServiceRequest``: the emitter writes its
         records straight into one (``ProtoRequest``) when every sink is an OTLP sink."""
         return self._senders[signal].send(request)

@@ -46,6 +46,10 @@ JITTER = 0.2
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 """The SDK HTTP exporter's limit: a larger request is refused, not sent."""
 
+Payload = bytes | memoryview
+"""A serialized request: ``bytes`` from the encoders, or a ``memoryview`` of the native
+writer's own buffer (``ProtoRequest.take``), which sockets and compressors read in place."""
+
 
 def _env(signal: Signal, name: str) -> str | None:
     """``OTEL_EXPORTER_OTLP_{SIGNAL}_{name}``, else ``OTEL_EXPORTER_OTLP_{name}`` (non-empty)."""
@@ -155,7 +159,7 @@ class Sender:
     def description(self) -> str:
         return f"OTLP {self.target.protocol} {self.target.endpoint}"
 
-    def send(self, payload: bytes, timeout_s: float | None = None) -> bool:
+    def send(self, payload: Payload, timeout_s: float | None = None) -> bool:
         """Deliver ``payload`` (a serialized ``Export*ServiceRequest``); False (logged) when
         it was not accepted. ``timeout_s`` shortens the target's timeout (attempts and
         retries together), for a caller with a deadline of its own."""
@@ -202,11 +206,11 @@ class Sender:
         logger.error("failed to export %s to %s: shut down while retrying", what, self.description)
         return False
 
-    def _compressed(self, payload: bytes) -> bytes:
+    def _compressed(self, payload: Payload) -> Payload:
         """The body as sent (gRPC compresses on its channel)."""
         return payload
 
-    def _attempt(self, body: bytes, timeout_s: float, attempt_no: int) -> Attempt:
+    def _attempt(self, body: Payload, timeout_s: float, attempt_no: int) -> Attempt:
         raise NotImplementedError
 
     def shutdown(self) -> None:

@@ -41,7 +41,7 @@ def main(data: str, contracts_dir: str, passes: str = "5") -> None:
         Sink,
     )
     from otel_oracles.emit._http_sender import HttpSender
-    from otel_oracles.emit._transport import Attempt, OtlpTarget
+    from otel_oracles.emit._transport import Attempt, OtlpTarget, Payload
     from otel_oracles.grade.loader import load_contract
     from otel_oracles.mapping import load_conventions
     from otel_oracles.model.contract import discover_contract_files
@@ -67,7 +67,7 @@ def main(data: str, contracts_dir: str, passes: str = "5") -> None:
     class Accepting(HttpSender):
         """The HTTP sender with the POST stubbed: every request is accepted at once."""
 
-        def _attempt(self, body: bytes, timeout_s: float, attempt_no: int) -> Attempt:
+        def _attempt(self, body: Payload, timeout_s: float, attempt_no: int) -> Attempt:
             return Attempt(True)
 
     def sink() -> OtlpSink:

@@ -98,3 +98,44 @@ def test_a_request_is_taken_once_and_starts_anew() -> None:
     request = ProtoRequest(4)
     assert len(request) == 0
     assert request.take(grader_resource(), InstrumentationScope("s", "1")) == b""
+
+
+@pytest.mark.parametrize("padding", [0, 4096], ids=["envelope-in-room", "envelope-past-room"])
+def test_a_taken_request_is_a_read_only_view_of_the_encoders_bytes(
+    monkeypatch: pytest.MonkeyPatch, padding: int
+) -> None:
+    """``take`` hands out the writer's own buffer, the envelope written into the room kept
+    before the records (1 KiB), the buffer grown past the records expected; a resource too
+    large for the room (``padding``) takes the copying path instead. Either way the bytes
+    are what the encoder makes of the same records (the clock aside: the two builds run at
+    different times), and the view cannot be written through."""
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+
+    from otel_oracles._native import encode_logs_proto, encode_spans_proto
+    from otel_oracles.emit._records import ItemBatch
+    from otel_oracles.emit._resource import grader_resource
+
+    monkeypatch.setattr(random.SystemRandom, "getrandbits", lambda self, k: 0x1234567)
+    resource = grader_resource().merge(Resource({"padding": "p" * padding}))
+    scope = InstrumentationScope("otel-oracles", "1", "https://scope.example")
+    pairs = _pairs()
+    spans, logs = ProtoRequest(2), ProtoRequest(2)
+    span_items: list[Any] = []
+    log_items: list[Any] = []
+    for into in ((spans, logs), (span_items, log_items)):  # an emitter each: the same span ids
+        emitter = OtelEmitter(sinks=[KeepingSink()], settings=EmitSettings(metrics=False))
+        assert emitter._builder.build(pairs, 0, *into, 10_000) == len(pairs)
+    for signal, pending, items, encode in (
+        ("traces", spans, span_items, encode_spans_proto),
+        ("logs", logs, log_items, encode_logs_proto),
+    ):
+        assert len(pending) == len(items) > 2  # past the expected count: the buffer grew
+        view = pending.take(resource, scope)
+        want = encode(ItemBatch(items, resource, scope))
+        assert len(view) == len(want) and view.readonly and view.format == "B"
+        assert _without_clock(signal, view.tobytes()) == _without_clock(signal, want)
+        with pytest.raises(TypeError):
+            view[0] = 0
+        assert bytes(view.obj) == view.tobytes()  # a view of the request's own buffer
+        assert len(pending) == 0

@@ -231,10 +231,34 @@ fn log_record(buf: &mut Vec<u8>, log: &LogRecord<'_>) {
 /// `Scope{Spans,Logs}` item field), the envelope is written around them at [`Self::finish`].
 #[derive(Debug, Default)]
 pub struct RequestWriter {
+    /// `room` bytes kept free for the envelope ([`Self::into_request`]), then the records.
     items: Vec<u8>,
+    room: usize,
     count: usize,
     expected: usize,
 }
+
+/// A finished request in one buffer: the request is `buf[start..]`. What precedes `start`
+/// is the unused part of the room the writer kept for the envelope.
+#[derive(Debug, Default)]
+pub struct Request {
+    pub buf: Vec<u8>,
+    pub start: usize,
+}
+
+impl Request {
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+/// Room a request writer keeps for the envelope, enough for a resource of a few dozen
+/// attributes and a scope (the grader's envelope is ~200 bytes); a larger envelope costs
+/// one copy of the request instead.
+pub const ENVELOPE_ROOM: usize = 1024;
+
+/// Room reserved after the first record for what follows the records (the two schema URLs).
+const TAIL_ROOM: usize = 256;
 
 impl RequestWriter {
     pub fn new() -> Self {
@@ -249,18 +273,45 @@ impl RequestWriter {
         }
     }
 
+    /// A writer for [`Self::into_request`]: as [`Self::for_records`], and keeping `room`
+    /// bytes before the records, where the envelope is written once its lengths are known,
+    /// so the request is handed out without copying the records into another buffer.
+    pub fn with_envelope_room(expected: usize, room: usize) -> Self {
+        RequestWriter {
+            items: vec![0; room],
+            room,
+            expected,
+            count: 0,
+        }
+    }
+
     /// `ScopeSpans.spans` = 2.
     pub fn span(&mut self, record: &Span<'_>) {
         nested(&mut self.items, &[0x12], |buf| span(buf, record));
-        self.count += 1;
-        reserve_after_first(&mut self.items, self.count, self.expected);
+        self.written();
     }
 
     /// `ScopeLogs.log_records` = 2.
     pub fn log_record(&mut self, record: &LogRecord<'_>) {
         nested(&mut self.items, &[0x12], |buf| log_record(buf, record));
+        self.written();
+    }
+
+    /// Counts a record; after the first, reserves room for the records still to come
+    /// (judged by the first: a batch's records are alike, so this replaces the doublings,
+    /// and copies, of a growing buffer) and, in a writer with envelope room, for the tail.
+    fn written(&mut self) {
         self.count += 1;
-        reserve_after_first(&mut self.items, self.count, self.expected);
+        if self.room == 0 {
+            reserve_after_first(&mut self.items, self.count, self.expected);
+        } else if self.count == 1 && self.expected > 1 {
+            let first = self.items.len() - self.room;
+            self.items.reserve(
+                first
+                    .saturating_mul(self.expected - 1)
+                    .saturating_add(TAIL_ROOM),
+            );
+        }
     }
 
     /// How many records were appended.
@@ -279,10 +330,52 @@ impl RequestWriter {
     }
 
     /// [`Self::finish`] in parts, to be written once into the caller's buffer.
-    pub fn framed(self, head: &Head<'_>) -> Framed {
+    pub fn framed(mut self, head: &Head<'_>) -> Framed {
         if self.count == 0 {
             return Framed::default();
         }
+        let (front, tail) = self.envelope(head);
+        self.items.drain(..self.room);
+        Framed {
+            head: front,
+            items: self.items,
+            tail,
+        }
+    }
+
+    /// [`Self::finish`] in the writer's own buffer: the envelope's head is written into the
+    /// room kept before the records (a writer made by [`Self::with_envelope_room`]) and its
+    /// tail appended, so the records are not copied; a head larger than the room (or a
+    /// writer without one) costs one copy.
+    pub fn into_request(self, head: &Head<'_>) -> Request {
+        if self.count == 0 {
+            return Request::default();
+        }
+        let (front, tail) = self.envelope(head);
+        let RequestWriter {
+            items: mut buf,
+            room,
+            ..
+        } = self;
+        if front.len() > room {
+            let framed = Framed {
+                head: front,
+                items: buf.split_off(room),
+                tail,
+            };
+            return Request {
+                buf: framed.to_vec(),
+                start: 0,
+            };
+        }
+        let start = room - front.len();
+        buf[start..room].copy_from_slice(&front);
+        buf.extend_from_slice(&tail);
+        Request { buf, start }
+    }
+
+    /// What precedes and what follows the records.
+    fn envelope(&self, head: &Head<'_>) -> (Vec<u8>, Vec<u8>) {
         let mut resource = Vec::new();
         nested(&mut resource, &[0x0a], |buf| {
             for attribute in &head.resource {
@@ -295,7 +388,7 @@ impl RequestWriter {
             nested(&mut scope_head, &[0x0a], |buf| scope_fields(buf, scope));
             text(&mut tail, 0x1a, scope.schema_url);
         }
-        let scope_len = scope_head.len() + self.items.len() + tail.len();
+        let scope_len = scope_head.len() + (self.items.len() - self.room) + tail.len();
         let mut resource_tail = Vec::new();
         text(&mut resource_tail, 0x1a, head.resource_schema_url);
         let resource_len =
@@ -308,11 +401,7 @@ impl RequestWriter {
         out.push(0x12);
         varint(&mut out, scope_len as u64);
         out.extend_from_slice(&scope_head);
-        Framed {
-            head: out,
-            items: self.items,
-            tail,
-        }
+        (out, tail)
     }
 }
 
@@ -452,6 +541,60 @@ mod tests {
         framed.write_to(&mut written);
         assert_eq!(written, plain.finish(&head));
         assert_eq!(written, framed.to_vec());
+    }
+
+    #[test]
+    fn a_request_in_its_own_buffer_is_the_framed_request() {
+        let log = LogRecord {
+            time_ns: 1,
+            trace_id: Some([7; 16]),
+            span_id: Some([8; 8]),
+            severity_number: 9,
+            severity_text: "INFO",
+            event_name: "e",
+            attributes: vec![Piece::Values(vec![attr(
+                "k",
+                Value::Str("v".repeat(300).into()),
+            )])],
+        };
+        let scope = Scope {
+            name: "s",
+            version: "1",
+            attributes: Vec::new(),
+            schema_url: "https://scope",
+        };
+        // An envelope within the room, one larger than it (a big resource attribute), and
+        // none at all (no records).
+        let small = vec![attr("service.name", Value::Str("g".into()))];
+        let large = vec![attr(
+            "big",
+            Value::Str("x".repeat(3 * ENVELOPE_ROOM).into()),
+        )];
+        for (resource, records) in [(&small, 3), (&large, 3), (&small, 0)] {
+            let head = Head {
+                resource: resource.clone(),
+                resource_schema_url: "https://resource",
+                scope: Some(scope.clone()),
+            };
+            let mut plain = RequestWriter::new();
+            let mut roomy = RequestWriter::with_envelope_room(2, ENVELOPE_ROOM);
+            for _ in 0..records {
+                plain.log_record(&log);
+                roomy.log_record(&log);
+            }
+            let want = plain.finish(&head);
+            let roomy_framed = {
+                let mut again = RequestWriter::with_envelope_room(2, ENVELOPE_ROOM);
+                for _ in 0..records {
+                    again.log_record(&log);
+                }
+                again.framed(&head).to_vec()
+            };
+            let request = roomy.into_request(&head);
+            assert_eq!(request.bytes(), want.as_slice(), "{records} records");
+            assert_eq!(roomy_framed, want);
+            assert_eq!(records == 0, want.is_empty());
+        }
     }
 
     #[test]
