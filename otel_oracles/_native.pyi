@@ -42,6 +42,7 @@ __all__ = [
     "EvidencePlan",
     "FieldReader",
     "GradeTally",
+    "InMemoryReplay",
     "JoinFacts",
     "JsonSyntaxError",
     "LimitRules",
@@ -1331,6 +1332,29 @@ class EvidencePlan:
         gaps) when ``fragmented`` or when no tool span nor an AgentBench trajectory lists
         every call. Each walk's answer is kept in ``view`` for the next plan: the lists are
         shared, read them only."""
+
+@final
+class InMemoryReplay:
+    """A workspace's own files written in memory, from which each trajectory's file edits
+    are replayed on the usual path of ``replay._InMemory.write`` (``replay.WorkspaceReplay``,
+    ``native/python/src/replay.rs``)."""
+
+    def __new__(
+        cls,
+        files: dict[str, bytes],
+        dirs: Iterable[str],
+        limit: int,
+        file_edit: StepKind,
+        max_parts: int,
+        name_max: int,
+        path_max: int,
+        /,
+    ) -> InMemoryReplay: ...
+    def replay(self, steps: Sequence[Step], /) -> dict[str, bytes] | None:
+        """The files after ``steps``' file edits (a new dict), or ``None`` at the first edit
+        off the usual path (a path not in normal form or past the bounds, text not
+        encodable as UTF-8, a file where a directory is needed or the reverse, the count
+        past ``limit``): the Python replay then decides the whole trajectory."""
 
 @final
 class StepView:

@@ -20,6 +20,7 @@ from otel_oracles.grade.selector import MappedAgents, TraceSelector
 from otel_oracles.model.contract import Contract, OracleSpec
 from otel_oracles.model.result import Layer
 from otel_oracles.model.span import Trace
+from otel_oracles.replay import WorkspaceReplay
 
 BUDGET_PARAMS: tuple[str, ...] = ("max", "allowed", "max_total")
 """Params whose value results report as the check's ``budget``, first found wins."""
@@ -130,7 +131,7 @@ class CompiledContract(Frozen):
     (evidence, invariants, tolerances) and its trace ``selector``. Immutable; share it
     across threads and trajectories."""
 
-    __slots__ = ("checks", "contract", "evidence", "plain", "plan", "selector")
+    __slots__ = ("checks", "contract", "evidence", "plain", "plan", "selector", "workspace")
     contract: Contract
     checks: tuple[CompiledCheck, ...]
     selector: TraceSelector
@@ -149,6 +150,11 @@ class CompiledContract(Frozen):
     not per verdict (``CheckRunner.verdict`` in the core). A validated contract's are; one
     built by ``model_construct`` may hold anything, and its verdicts are validated."""
 
+    workspace: WorkspaceReplay | None
+    """The contract's workspace as compiled, replayed in memory over a copy of its files
+    written once (not once per trajectory, nor looked up by its items), or ``None`` when
+    the contract has none."""
+
     def __init__(
         self, contract: Contract, checks: tuple[CompiledCheck, ...], selector: TraceSelector
     ) -> None:
@@ -166,6 +172,8 @@ class CompiledContract(Frozen):
             and type(c.name) is str
         )
         set_field(self, "plain", plain)
+        workspace = None if c.workspace is None else WorkspaceReplay(c.workspace)
+        set_field(self, "workspace", workspace)
 
     def selects(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
         """Whether the contract's ``match`` selects ``trace`` (``agents``: see

@@ -36,7 +36,7 @@ from otel_oracles.model.result import (
     Verdict,
 )
 from otel_oracles.model.step import Trajectory
-from otel_oracles.replay import replayed_files, replayed_workspace
+from otel_oracles.replay import WorkspaceReplay, replayed_workspace
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy
 
 # Enum members read once: ``Outcome.PASS`` is a class-attribute lookup through the enum
@@ -270,20 +270,21 @@ def run_compiled(
 
 
 def _context(
-    contract: Contract,
+    compiled: CompiledContract,
+    workspace: WorkspaceReplay,
     evidence: Evidence,
     stack: contextlib.ExitStack,
     commands: CommandPolicy,
 ) -> GradeContext:
-    """The context of a contract with a workspace, replayed lazily when the replay can be
-    decided in memory (same files, same ``ReplayError``), else on disk right away as always
-    (the directory removed when ``stack`` closes)."""
+    """The context of a contract with a workspace (``compiled.workspace``), replayed lazily
+    when the replay can be decided in memory (same files, same ``ReplayError``), else on
+    disk right away as always (the directory removed when ``stack`` closes)."""
     trajectory = evidence.trajectory
-    spec = contract.workspace
-    assert spec is not None
+    contract = compiled.contract
+    spec = workspace.workspace
     initial = dict(spec)
     try:
-        files = replayed_files(spec, trajectory)
+        files = workspace.replayed_files(trajectory)
     except ReplayError:
         if not evidence.lacking(("file_edits",)):
             raise
@@ -346,7 +347,8 @@ def grade(
         raise ValueError("grade: evidence belongs to another trajectory")
     results: list[OracleResult] = []
     try:
-        if contract.workspace is None:
+        workspace = compiled.workspace
+        if workspace is None:
             # Nothing to replay, nothing to remove afterwards: no exit stack (most contracts).
             ctx = GradeContext(
                 trajectory=trajectory,
@@ -359,7 +361,7 @@ def grade(
             results = _RUNNER.run(compiled.checks, ctx, clear, gapless)
         else:
             with contextlib.ExitStack() as stack:
-                ctx = _context(contract, evidence, stack, commands)
+                ctx = _context(compiled, workspace, evidence, stack, commands)
                 clear, gapless = _known_clear(compiled, ctx)
                 results = _RUNNER.run(compiled.checks, ctx, clear, gapless)
     except ReplayError as exc:

@@ -21,8 +21,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
+from otel_oracles._native import InMemoryReplay
 from otel_oracles.errors import ReplayError
-from otel_oracles.model.step import Trajectory, normalize_path
+from otel_oracles.model.step import FILE_EDIT, Trajectory, normalize_path
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -397,24 +398,84 @@ def _written_workspace(workspace: Mapping[str, str]) -> _InMemory | None:
     return replay
 
 
-_WORKSPACES: dict[tuple[tuple[str, str], ...], _InMemory | None] = {}
-"""A workspace's items -> ``_written_workspace`` of it: every trajectory a contract grades
-starts from the same files. Kept to a few dozen workspaces; a refused one is not kept."""
+class WorkspaceReplay:
+    """A workspace replayed in memory, made once for the trajectories graded against it
+    (``CompiledContract.workspace``): its own files are written once (``_written_workspace``)
+    and each trajectory's edits replayed over a copy of them (``replayed_files``).
+
+    ``workspace`` is a copy of the files as given: what every replay of this object starts
+    from, on disk as in memory, whatever becomes of the mapping it was made from. The files
+    written are made on first use (a refused workspace is refused again on every use, with
+    the same ``ReplayError``), with the core's ``InMemoryReplay`` of them: it walks a
+    trajectory's steps and writes its edits as the usual path of ``_InMemory.write`` does,
+    and answers ``None`` at the first edit off that path, which is then replayed here again
+    from the start (every refusal is decided and worded here)."""
+
+    __slots__ = ("_base", "_core", "workspace")
+
+    def __init__(self, workspace: Mapping[str, str]) -> None:
+        self.workspace: dict[str, str] = dict(workspace)
+        self._base: _InMemory | None = None
+        self._core: InMemoryReplay | None = None
+
+    def _written(self) -> tuple[_InMemory, InMemoryReplay] | None:
+        """The workspace's own files written (in Python and in the core), or None when only
+        the disk can tell; the ``ReplayError`` of a refused workspace. Two threads making
+        them at once make the same files, and either's are kept."""
+        base, core = self._base, self._core
+        if base is None or core is None:
+            base = _written_workspace(self.workspace)
+            if base is None:
+                return None
+            core = InMemoryReplay(
+                base.files,
+                base.dirs,
+                base.limit,
+                FILE_EDIT,
+                MAX_PATH_PARTS + 1,
+                NAME_MAX,
+                PATH_SOFT_MAX,
+            )
+            self._base, self._core = base, core
+        return base, core
+
+    def replayed_files(self, trajectory: Trajectory) -> dict[str, bytes] | None:
+        """``replayed_files(self.workspace, trajectory)``."""
+        written = self._written()
+        if written is None:
+            return None
+        base, core = written
+        files = core.replay(trajectory.steps)
+        if files is not None:
+            return files
+        replay = base.copy()
+        write = replay.write
+        for index, path, content in trajectory.file_edits():
+            if not write(path, content, index):
+                return None
+        return replay.files
 
 
-def _workspace_replay(workspace: Mapping[str, str]) -> _InMemory | None:
-    """A fresh copy of ``_written_workspace(workspace)``, made once per workspace."""
+_WORKSPACES: dict[tuple[tuple[str, str], ...], WorkspaceReplay] = {}
+"""A workspace's items -> its ``WorkspaceReplay``, for callers without a compiled contract:
+every trajectory a contract grades starts from the same files. Kept to a few dozen
+workspaces."""
+
+
+def workspace_replay(workspace: Mapping[str, str]) -> WorkspaceReplay:
+    """The ``WorkspaceReplay`` of ``workspace``, made once per workspace's items (a
+    workspace whose items are not hashable, made each time)."""
     try:
         key = tuple(workspace.items())
-        base = _WORKSPACES[key]
-    except TypeError:  # not plain text: no key, made each time
-        return _written_workspace(workspace)
+        return _WORKSPACES[key]
+    except TypeError:  # not plain text: no key
+        return WorkspaceReplay(workspace)
     except KeyError:
-        base = _written_workspace(workspace)
+        made = WorkspaceReplay(workspace)
         if len(_WORKSPACES) >= 64:
             _WORKSPACES.clear()
-        _WORKSPACES[key] = base
-    return None if base is None else base.copy()
+        _WORKSPACES[key] = made
+        return made
 
 
 def replayed_files(workspace: Mapping[str, str], trajectory: Trajectory) -> dict[str, bytes] | None:
@@ -425,13 +486,6 @@ def replayed_files(workspace: Mapping[str, str], trajectory: Trajectory) -> dict
     creation and removal cost milliseconds per trace on some filesystems). Returns ``None``
     when the outcome depends on the filesystem (over-long names, text that cannot be encoded):
     the caller must then replay on disk, which decides. The workspace's own files are
-    written once per workspace (``_workspace_replay``).
+    written once per workspace (``workspace_replay``; a compiled contract keeps its own).
     """
-    replay = _workspace_replay(workspace)
-    if replay is None:
-        return None
-    write = replay.write
-    for index, path, content in trajectory.file_edits():
-        if not write(path, content, index):
-            return None
-    return replay.files
+    return workspace_replay(workspace).replayed_files(trajectory)

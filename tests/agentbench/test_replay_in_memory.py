@@ -16,10 +16,12 @@ from otel_oracles.errors import ReplayError
 from otel_oracles.grade import grade
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.model.result import Outcome
-from otel_oracles.model.step import Trajectory, normalize_path
+from otel_oracles.model.step import Step, StepKind, Trajectory, normalize_path
 from otel_oracles.replay import (
     MAX_CREATED_ENTRIES,
     CreatedEntries,
+    WorkspaceReplay,
+    _written_workspace,
     checked_parts,
     replayed_files,
     replayed_workspace,
@@ -243,3 +245,98 @@ def test_checked_parts_agree_with_the_normal_form_for_every_short_path(first: st
                     assert refused, rel
                 else:
                     assert not refused and got == parts, rel
+
+
+def in_python(workspace: dict[str, str], t: Trajectory) -> dict[str, bytes] | str | None:
+    """The Python replay alone (``_InMemory``), without the core's usual path."""
+    try:
+        base = _written_workspace(workspace)
+        if base is None:
+            return None
+        replay = base.copy()
+        for index, path, content in t.file_edits():
+            if not replay.write(path, content, index):
+                return None
+        return replay.files
+    except ReplayError as exc:
+        return f"ReplayError: {exc.message}"
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode()
+    except UnicodeError:
+        return False
+    return True
+
+
+ADVERSARIAL = [
+    "a.py", "a/b/c.py", "calc.py", "calc.py/x", "pkg", "pkg/x.py", "pkg/sub/y.py", "",
+    "/", "//a", "a//b", "a/", "a/./b", "./a", "a/..", "../a", "a/../b", "..", ".", "...",
+    "a\\b", "\\a", "a\x00b", "\x00", "C:x", "c:/x", "é:x", "1:x", "a:b", "é/ü.py",
+    "\udcff.py", "d/\ud800", "n" * 255, "n" * 256, "é" * 127 + "n", "é" * 128,
+    "/".join(["d"] * 65), "/".join(["d"] * 66), "/".join(["n" * 200] * 10),
+    "/".join(["n" * 200] * 11), " ", "a /b", "a\tb", "~/x",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", ADVERSARIAL)
+def test_the_cores_usual_path_agrees_with_the_python_replay(path: str) -> None:
+    """The core writes only paths already in normal form on the usual path and hands every
+    other edit back: over adversarial paths (``..``, ``//``, a trailing slash, empty, NUL,
+    drives, backslashes, lone surrogates, names and paths past the bounds, too deep), alone
+    and after ordinary edits, its answer is the Python replay's, files in the same order,
+    and it answers itself for every ordinary path."""
+    workspace = {"calc.py": "# c\n", "pkg/a.py": "a\n"}
+    answered = WorkspaceReplay(workspace)._written()
+    assert answered is not None
+    for before in ([], [edit("z.py", "z"), edit("pkg/q/r.py", "r"), edit("calc.py", "w")]):
+        for content in ("x", "é\r\n", "\udcff"):
+            read = traj(*before, edit(path, content))
+            # As read (``Step.path`` normalized) and as given (a step built as it is).
+            raw = read.steps[-1].model_copy(update={"path": path})
+            given = Trajectory.from_normalized({"steps": [*read.steps[:-1], raw]})
+            for t in (read, given):
+                expected = in_python(workspace, t)
+                got = in_memory(workspace, t)
+                assert got == expected, (path, before, content)
+                if isinstance(got, dict):
+                    assert isinstance(expected, dict) and list(got) == list(expected)
+                # The core answers when every edit's path is its own normal form and its
+                # texts are UTF-8.
+                ordinary = isinstance(expected, dict) and all(
+                    p == normalize_path(p) and _encodable(p) and _encodable(c)
+                    for _, p, c in t.file_edits()
+                )
+                core = answered[1].replay(t.steps)
+                assert core == (expected if ordinary else None), (path, before, content)
+
+
+def test_the_core_picks_the_file_edits_as_the_trajectory_does() -> None:
+    """A step is a file edit by its kind's value (a kind given as plain text too), with a
+    path given; content not given is written empty."""
+    steps = [
+        Step.from_normalized({"index": 0, "kind": StepKind.FILE_EDIT, "path": "a.py"}),
+        Step.from_normalized({"index": 1, "kind": "file_edit", "path": "b.py", "content": "b"}),
+        Step.from_normalized({"index": 2, "kind": StepKind.COMMAND, "path": "c.py"}),
+        Step.from_normalized({"index": 3, "kind": "command", "path": "d.py"}),
+        Step.from_normalized({"index": 4, "kind": StepKind.FILE_EDIT, "path": ""}),
+        Step.from_normalized({"index": 5, "kind": StepKind.FILE_EDIT, "content": "e"}),
+    ]
+    t = Trajectory.from_normalized({"steps": steps})
+    assert [p for _, p, _ in t.file_edits()] == ["a.py", "b.py"]
+    expected = {"w.py": b"w", "a.py": b"", "b.py": b"b"}
+    assert in_python({"w.py": "w"}, t) == expected
+    assert replayed_files({"w.py": "w"}, t) == expected
+
+
+def test_the_count_is_kept_by_the_core() -> None:
+    """The core refuses nothing itself: the edit that passes the limit is handed back, and
+    the Python replay refuses it in its words."""
+    fill = [edit(f"d/{i}", "") for i in range(MAX_CREATED_ENTRIES - 1)]  # d and 9,999 files
+    t = traj(*fill, edit("new.py"))
+    answered = WorkspaceReplay({})._written()
+    assert answered is not None
+    assert answered[1].replay(t.steps) is None
+    assert answered[1].replay(traj(*fill[:-1], edit("new.py")).steps) is not None
+    assert in_memory({}, t) == f"ReplayError: {CreatedEntries.too_many(f'steps[{len(fill)}]')}"

@@ -32,6 +32,7 @@ mod parsers;
 mod passes;
 mod pydict;
 mod pytree;
+mod replay;
 mod report_json;
 mod report_markup;
 mod results;
@@ -90,5 +91,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     check_plans::register(m)?;
     check_plans_answer::register(m)?;
     slots::register(m)?;
+    replay::register(m)?;
     Ok(())
 }
