@@ -20,12 +20,12 @@ from otel_oracles.errors import ContractError, ReplayError
 from otel_oracles.grade.compiled import CompiledCheck, compile_check
 from otel_oracles.grade.evaluator import _context, run_compiled
 from otel_oracles.grade.evidence import Evidence
-from otel_oracles.grade.loader import parse_contract
+from otel_oracles.grade.loader import compile_contract, parse_contract
 from otel_oracles.grade.oracles import trace_answers
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
 from otel_oracles.grade.oracles.trace_common import DEFAULT_ERROR_PATTERN
 from otel_oracles.grade.oracles.trace_tools import find_retries
-from otel_oracles.model.contract import OracleSpec
+from otel_oracles.model.contract import Contract, OracleSpec
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 from otel_oracles.replay import replayed_workspace
 from otel_oracles.sandbox import SANDBOXED
@@ -978,8 +978,18 @@ def _bench_edge_cases() -> Iterator[tuple[str, Trajectory]]:
     yield "arguments nested deep", traj(tool("edit", {"a": deep}))
 
 
+def _replaying_context(
+    contract: Contract, trajectory: Trajectory, stack: contextlib.ExitStack
+) -> GradeContext:
+    """The context the evaluator makes for ``contract`` (which has a workspace) on
+    ``trajectory``: replayed in memory, or on disk when the memory replay refuses."""
+    compiled = compile_contract(contract)
+    assert compiled.workspace is not None
+    return _context(compiled, compiled.workspace, Evidence(trajectory), stack, SANDBOXED)
+
+
 def _bench_contexts(
-    trajectory: Trajectory, contract: Any, stack: contextlib.ExitStack, on_disk: bool
+    trajectory: Trajectory, contract: Contract, stack: contextlib.ExitStack, on_disk: bool
 ) -> list[Callable[[], GradeContext]]:
     """Makers of the contexts the evaluator makes of ``trajectory``, each with its own
     evidence: ``contract``'s workspace replayed in memory (when the replay takes the
@@ -998,10 +1008,10 @@ def _bench_contexts(
             )
         )
     try:
-        _context(contract, Evidence(trajectory), stack, SANDBOXED)
+        _replaying_context(contract, trajectory, stack)
     except ReplayError:
         return makers
-    return [lambda: _context(contract, Evidence(trajectory), stack, SANDBOXED), *makers]
+    return [lambda: _replaying_context(contract, trajectory, stack), *makers]
 
 
 def _outcome(call: Callable[..., Finding], *args: Any) -> tuple[str, str]:
@@ -1087,7 +1097,7 @@ def test_the_loop_builds_the_same_result_from_an_agentbench_plan(layer: str) -> 
                     for compiled in (check, _without_plan(check)):
                         with contextlib.ExitStack() as stack:
                             try:
-                                ctx = _context(contract, Evidence(trajectory), stack, SANDBOXED)
+                                ctx = _replaying_context(contract, trajectory, stack)
                             except ReplayError:
                                 continue
                             got = run_compiled(compiled, ctx, clear, gapless)
