@@ -266,12 +266,7 @@ impl Grounded {
         let answering = evidence::answering(evidence)?;
         let some_answer = answering.is_truthy()?;
         let globs = self.globs.bind(py);
-        let every = evidence::view_of(evidence)?
-            .get()
-            .calls
-            .bind(py)
-            .clone()
-            .into_any();
+        let every = evidence::every_call(evidence)?.into_any();
         let mut calls = Vec::new();
         for step in every.try_iter()? {
             let step = step?;

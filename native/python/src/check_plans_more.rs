@@ -181,12 +181,7 @@ impl Sequence {
         let py = evidence.py();
         let (named, ignore) = (self.named.bind(py), self.ignore.bind(py));
         let answering = evidence::answering(evidence)?;
-        let every = evidence::view_of(evidence)?
-            .get()
-            .calls
-            .bind(py)
-            .clone()
-            .into_any();
+        let every = evidence::every_call(evidence)?.into_any();
         let some_answer = answering.is_truthy()?;
         // A call matched by `ignore` takes no part; nor does a final-answer call (the
         // answer's delivery, not work) unless an expected item names its tool.

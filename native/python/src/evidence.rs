@@ -141,6 +141,12 @@ pub(crate) fn view_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
         .cast_into::<StepView>()?)
 }
 
+/// Every tool call of the trajectory, in step order (`groups.calls`, the step view's own
+/// tuple: no copy).
+pub(crate) fn every_call<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    Ok(view_of(evidence)?.get().calls.bind(evidence.py()).clone())
+}
+
 /// `otel_oracles.model.tool_name.first_match`, imported on first use (that module imports
 /// none of the core's callers): how a contract's names and globs name a recorded tool, one
 /// remembered answer per (name, names, mode).
@@ -170,11 +176,11 @@ pub(crate) fn calls_of<'py>(
     unknown_namespace_matches: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let py = evidence.py();
+    if names.is_empty() {
+        return every_call(evidence);
+    }
     let view = view_of(evidence)?;
     let view = view.get();
-    if names.is_empty() {
-        return Ok(view.calls.bind(py).clone());
-    }
     let key = PyTuple::new(
         py,
         [

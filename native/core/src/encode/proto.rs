@@ -422,6 +422,22 @@ mod tests {
         Attribute::new(key, value)
     }
 
+    /// A log record whose one attribute needs a two-byte length (300 bytes of value).
+    fn long_log() -> LogRecord<'static> {
+        LogRecord {
+            time_ns: 1,
+            trace_id: Some([7; 16]),
+            span_id: Some([8; 8]),
+            severity_number: 9,
+            severity_text: "INFO",
+            event_name: "e",
+            attributes: vec![Piece::Values(vec![attr(
+                "k",
+                Value::Str("v".repeat(300).into()),
+            )])],
+        }
+    }
+
     #[test]
     fn varints_are_minimal() {
         for (n, want) in [
@@ -518,18 +534,7 @@ mod tests {
 
     #[test]
     fn reserving_for_the_records_to_come_changes_no_byte() {
-        let log = LogRecord {
-            time_ns: 1,
-            trace_id: Some([7; 16]),
-            span_id: Some([8; 8]),
-            severity_number: 9,
-            severity_text: "INFO",
-            event_name: "e",
-            attributes: vec![Piece::Values(vec![attr(
-                "k",
-                Value::Str("v".repeat(300).into()),
-            )])],
-        };
+        let log = long_log();
         let head = Head::default();
         let (mut plain, mut reserved) = (RequestWriter::new(), RequestWriter::for_records(3));
         for _ in 0..3 {
@@ -545,18 +550,7 @@ mod tests {
 
     #[test]
     fn a_request_in_its_own_buffer_is_the_framed_request() {
-        let log = LogRecord {
-            time_ns: 1,
-            trace_id: Some([7; 16]),
-            span_id: Some([8; 8]),
-            severity_number: 9,
-            severity_text: "INFO",
-            event_name: "e",
-            attributes: vec![Piece::Values(vec![attr(
-                "k",
-                Value::Str("v".repeat(300).into()),
-            )])],
-        };
+        let log = long_log();
         let scope = Scope {
             name: "s",
             version: "1",
