@@ -9,7 +9,6 @@ from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-import otel_oracles
 from otel_oracles.config_bytes import ConfigTooLarge, read_config_file
 from otel_oracles.errors import ConventionError
 from otel_oracles.mapping._cache import ConventionCache, settled
@@ -183,14 +182,14 @@ def builtin_dir() -> Path:
     """The bundled mapping files (``otel_oracles/conventions``, shipped in the wheel).
 
     Where the package was loaded from its directory (the usual install), that is the
-    directory beside its ``__init__``: what ``importlib.resources.files`` answers for such a
-    package, without importing its readers and building a reader at every start (~2 M
-    instructions of a one-trace ``grade``). A package loaded otherwise (from a zip, by
-    another loader) asks ``importlib.resources``."""
-    spec = otel_oracles.__spec__
-    loader = spec.loader if spec is not None else None
+    directory beside its ``__init__``, two levels above this module (found from this
+    module's own spec and file, since the mapping stage imports nothing above it): what
+    ``importlib.resources.files`` answers for such a package, without importing its readers
+    and building a reader at every start (~2 M instructions of a one-trace ``grade``). A
+    package loaded otherwise (from a zip, by another loader) asks ``importlib.resources``."""
+    loader = __spec__.loader  # this module's: loaded as its package was
     if type(loader) is SourceFileLoader or type(loader) is SourcelessFileLoader:
-        return Path(otel_oracles.__file__).parent / "conventions"
+        return Path(__file__).parent.parent / "conventions"
     import importlib.resources
 
     return Path(str(importlib.resources.files("otel_oracles") / "conventions"))

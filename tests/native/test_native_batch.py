@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
+import math
 import random
 import re
 import sys
@@ -441,6 +442,11 @@ def test_decoding_lets_other_threads_run() -> None:
     it would count nothing until the decode returned."""
     one = (TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
     payload = one * (32_000_000 // len(one))  # concatenated requests: one larger request
+    # Grown until one decode takes ~0.25 s on this machine (at most 4 times): a faster
+    # decoder or machine must not leave the counting thread too short a time to show.
+    t0 = time.perf_counter()
+    _native.decode_proto(payload, "traces")
+    payload *= min(4, math.ceil(0.25 / max(time.perf_counter() - t0, 1e-3)))
     started, done = threading.Event(), threading.Event()
     decoded: list[int] = []
 
