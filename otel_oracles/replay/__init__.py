@@ -411,21 +411,26 @@ class WorkspaceReplay:
     and answers ``None`` at the first edit off that path, which is then replayed here again
     from the start (every refusal is decided and worded here)."""
 
-    __slots__ = ("_base", "_core", "workspace")
+    __slots__ = ("_base", "_core", "_disk_only", "workspace")
 
     def __init__(self, workspace: Mapping[str, str]) -> None:
         self.workspace: dict[str, str] = dict(workspace)
         self._base: _InMemory | None = None
         self._core: InMemoryReplay | None = None
+        self._disk_only = False
 
     def _written(self) -> tuple[_InMemory, InMemoryReplay] | None:
         """The workspace's own files written (in Python and in the core), or None when only
         the disk can tell; the ``ReplayError`` of a refused workspace. Two threads making
-        them at once make the same files, and either's are kept."""
+        them at once make the same files, and either's are kept. A workspace only the disk
+        can tell is found so once, not again for every trajectory."""
+        if self._disk_only:
+            return None
         base, core = self._base, self._core
         if base is None or core is None:
             base = _written_workspace(self.workspace)
             if base is None:
+                self._disk_only = True
                 return None
             core = InMemoryReplay(
                 base.files,
