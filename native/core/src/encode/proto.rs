@@ -77,22 +77,40 @@ pub(super) fn text(buf: &mut Vec<u8>, tag: u8, value: &str) {
 /// moving the payload when it needs more than the one byte reserved (payloads of 128 bytes
 /// and more; a memmove of the record, cheaper than encoding it into a buffer of its own).
 pub(super) fn nested(buf: &mut Vec<u8>, tag: &[u8], write: impl FnOnce(&mut Vec<u8>)) {
+    nested_in(buf, tag, 1, write);
+}
+
+/// [`nested`] with `guess` bytes (at least one) reserved for the length: the payload is
+/// moved only when its length's varint is of another width, so the bytes stay minimal
+/// (upb's) whatever the guess. Returns the width the length took, the next guess of a
+/// caller writing alike payloads (a request's records: each moved once more otherwise).
+fn nested_in(
+    buf: &mut Vec<u8>,
+    tag: &[u8],
+    guess: usize,
+    write: impl FnOnce(&mut Vec<u8>),
+) -> usize {
+    let guess = guess.max(1);
     buf.extend_from_slice(tag);
     let at = buf.len();
-    buf.push(0);
+    buf.resize(at + guess, 0);
     write(buf);
-    let len = buf.len() - at - 1;
-    if len < 0x80 {
-        buf[at] = len as u8;
-        return;
-    }
-    let width = varint_len(len as u64);
     let end = buf.len();
-    buf.resize(end + width - 1, 0);
-    buf.copy_within(at + 1..end, at + width);
-    let mut prefix = Vec::with_capacity(width);
-    varint(&mut prefix, len as u64);
-    buf[at..at + width].copy_from_slice(&prefix);
+    let mut len = (end - at - guess) as u64;
+    let width = varint_len(len);
+    if width > guess {
+        buf.resize(end + width - guess, 0);
+        buf.copy_within(at + guess..end, at + width);
+    } else if width < guess {
+        buf.copy_within(at + guess..end, at + width);
+        buf.truncate(end - (guess - width));
+    }
+    for byte in &mut buf[at..at + width - 1] {
+        *byte = (len as u8) | 0x80;
+        len >>= 7;
+    }
+    buf[at + width - 1] = len as u8;
+    width
 }
 
 /// `AnyValue`'s fields (its payload, without its own tag and length).
@@ -236,6 +254,8 @@ pub struct RequestWriter {
     room: usize,
     count: usize,
     expected: usize,
+    /// The width of the last record's length, the guess for the next (see [`nested_in`]).
+    width: usize,
 }
 
 /// A finished request in one buffer: the request is `buf[start..]`. What precedes `start`
@@ -282,18 +302,23 @@ impl RequestWriter {
             room,
             expected,
             count: 0,
+            width: 1,
         }
     }
 
     /// `ScopeSpans.spans` = 2.
     pub fn span(&mut self, record: &Span<'_>) {
-        nested(&mut self.items, &[0x12], |buf| span(buf, record));
+        self.width = nested_in(&mut self.items, &[0x12], self.width, |buf| {
+            span(buf, record)
+        });
         self.written();
     }
 
     /// `ScopeLogs.log_records` = 2.
     pub fn log_record(&mut self, record: &LogRecord<'_>) {
-        nested(&mut self.items, &[0x12], |buf| log_record(buf, record));
+        self.width = nested_in(&mut self.items, &[0x12], self.width, |buf| {
+            log_record(buf, record)
+        });
         self.written();
     }
 
@@ -530,6 +555,63 @@ mod tests {
         assert_eq!(&got[3..9], &[0x0a, 0x01, b'k', 0x12, 0xcb, 0x01]);
         assert_eq!(&got[9..12], &[0x0a, 0xc8, 0x01]);
         assert_eq!(got.len(), 3 + 209);
+    }
+
+    #[test]
+    fn a_guessed_length_width_is_fixed_up_to_the_minimal_varint() {
+        for len in [0usize, 1, 127, 128, 300, 16_383, 16_384, 20_000] {
+            let payload = vec![7u8; len];
+            let mut want = Vec::new();
+            bytes_field(&mut want, 0x12, &payload);
+            for guess in 0..=4 {
+                let mut got = vec![1, 2];
+                let width = nested_in(&mut got, &[0x12], guess, |buf| {
+                    buf.extend_from_slice(&payload);
+                });
+                assert_eq!(&got[..2], &[1, 2]);
+                assert_eq!(&got[2..], want.as_slice(), "{len} bytes, guess {guess}");
+                assert_eq!(width, varint_len(len as u64));
+            }
+        }
+    }
+
+    #[test]
+    fn records_of_changing_sizes_are_framed_each_with_its_own_length() {
+        // Short (1-byte length), long (2), very long (3), in an order that makes the
+        // writer's guess from the previous record wrong both ways.
+        let sized = |n: usize| LogRecord {
+            attributes: vec![Piece::Values(vec![attr(
+                "k",
+                Value::Str("v".repeat(n).into()),
+            )])],
+            ..long_log()
+        };
+        let records = [
+            sized(1),
+            sized(300),
+            sized(300),
+            sized(1),
+            sized(20_000),
+            sized(300),
+        ];
+        let mut writer = RequestWriter::with_envelope_room(records.len(), ENVELOPE_ROOM);
+        let mut want = Vec::new();
+        for record in &records {
+            writer.log_record(record);
+            let mut body = Vec::new();
+            log_record(&mut body, record);
+            bytes_field(&mut want, 0x12, &body);
+        }
+        let head = Head::default();
+        let request = writer.into_request(&head);
+        // request > resource_logs > (empty resource) scope_logs > the records.
+        let mut scope = Vec::new();
+        bytes_field(&mut scope, 0x12, &want);
+        let mut resource = vec![0x0a, 0x00];
+        resource.extend_from_slice(&scope);
+        let mut framed = Vec::new();
+        bytes_field(&mut framed, 0x0a, &resource);
+        assert_eq!(request.bytes(), framed.as_slice());
     }
 
     #[test]
