@@ -139,3 +139,46 @@ def test_a_taken_request_is_a_read_only_view_of_the_encoders_bytes(
             view[0] = 0
         assert bytes(view.obj) == view.tobytes()  # a view of the request's own buffer
         assert len(pending) == 0
+
+
+def _rekeyed(model: Any, **values: Any) -> Any:
+    """A copy of ``model`` whose instance dict holds its fields (``values`` replacing some) in
+    reverse order, each under a ``str`` of its own: equal to the field's name, not the
+    interned name itself that keys the dict of a model filled by the core or validated."""
+    fields = {}
+    for name, value in reversed(vars(model).items()):
+        key = "".join([*name])
+        assert key == name and key is not name
+        fields[key] = values.get(name, value)
+    copy = model.model_copy()
+    object.__setattr__(copy, "__dict__", fields)
+    return copy
+
+
+def test_fields_held_under_keys_of_their_own_are_read_as_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The core reads a verdict's, its counts' and each result's fields in one walk of the
+    instance dict, matching the keys by identity with the interned names; a dict keyed
+    otherwise (and in another order) must give the same records, its fields read by name."""
+    settings = EmitSettings(max_export_batch_size=5, metrics=False)
+    pairs = _pairs()
+    rekeyed = [
+        (
+            _rekeyed(
+                verdict,
+                results=[_rekeyed(result) for result in verdict.results],
+                counts=_rekeyed(verdict.counts),
+            ),
+            trajectory,
+        )
+        for verdict, trajectory in pairs
+    ]
+    assert all(
+        verdict.results and next(iter(vars(verdict.results[0]))) == "duration_ns"
+        for verdict, _ in rekeyed
+    )
+    want, _ = _sent(monkeypatch, settings, pairs, item_path=False)
+    got, direct = _sent(monkeypatch, settings, rekeyed, item_path=False)
+    assert direct and want["traces"] and want["logs"]
+    assert got == want

@@ -157,6 +157,16 @@ pub(crate) fn attributes<'a>(
     skipped: &mut Skipped,
 ) -> PyResult<Vec<Attribute<'a>>> {
     let mut out = Vec::with_capacity(held.len());
+    attributes_into(held, skipped, &mut out)?;
+    Ok(out)
+}
+
+/// [`attributes`] appended to `out`: a vector a caller keeps across records.
+pub(crate) fn attributes_into<'a>(
+    held: &'a [(Bound<'_, PyAny>, Bound<'_, PyAny>)],
+    skipped: &mut Skipped,
+    out: &mut Vec<Attribute<'a>>,
+) -> PyResult<()> {
     for (key, item) in held {
         let key: Cow<'a, str> = match key.cast::<PyString>() {
             Ok(s) => str_text(s)?,
@@ -167,7 +177,7 @@ pub(crate) fn attributes<'a>(
             None => skipped.0.push(key.into_owned()),
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// The pairs of an optional mapping (`None` or empty: none).
