@@ -1399,10 +1399,12 @@ class StepView:
     def final_answer_calls(
         self,
         names: tuple[str, ...],
-        first_match: Callable[[str | None, tuple[str, ...]], str | None],
+        first_match: Callable[[str | None, tuple[str, ...], bool], str | None],
         /,
     ) -> list[Step]:
-        """The final-answer calls (``evidence._final_answer_calls``), in answer order."""
+        """The final-answer calls (``evidence._final_answer_calls``), in answer order; the
+        tools ``names`` names matched by the core's matcher kept per tuple, ``first_match``
+        asked for what it leaves to Python."""
     def final_output(self, cut: dict[str, str], /) -> tuple[str, Step | None, Any]:
         """``(found, step, value)``: the final answer once no final-answer call delivered it
         (``text``, ``structured``) or the fact that says it is missing (``error``, ``cut``,

@@ -215,7 +215,8 @@ class Evidence:
     ) -> tuple[Step, ...]:
         """The tool calls (``tool_calls``, in step order) whose tool, or the MCP server's own
         name for a call a framework qualified (``mcp_tool``), one of ``names`` names
-        (``model.tool_name.first_match``; every call when ``names`` is empty), found once
+        (``model.tool_name.first_match``'s answer, of the core's matcher kept per ``names``
+        for the process; every call when ``names`` is empty), found once
         per (``names``, ``unknown_namespace_matches``) and kept in ``memo``: the checks of a
         trajectory's contracts ask the same selections (every call, the forbidden tools)
         again and again. The core's (``evidence.rs``, ``calls_of``), which the check plans
@@ -628,8 +629,9 @@ def _final_answer_calls(ev: Evidence) -> list[Step]:
     answer on its own, an application may validate many, but a request no span ran whose
     arguments are exactly the object is the call that delivered it), in answer order (end
     time, none first, then step index). Worked out by the core over the trajectory's typed
-    view (``StepView.final_answer_calls``), ``first_match`` asked only when the conventions
-    name final-answer tools."""
+    view (``StepView.final_answer_calls``), the tools matched by the core's matcher kept for
+    the conventions' tuple (``first_match``'s rules, remembered per name for the process;
+    ``first_match`` itself asked only for what the core leaves to it)."""
     calls: list[Step] = ev.groups.final_answer_calls(ev.trajectory.final_answer_tools, first_match)
     return calls
 

@@ -10,16 +10,20 @@ from __future__ import annotations
 import fnmatch
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from otel_oracles import _native
+from otel_oracles.grade.evidence import Evidence, group_steps
 from otel_oracles.grade.loader import parse_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import Outcome
+from otel_oracles.model.step import Step, StepKind, Trajectory
 from otel_oracles.model.tool_name import _glob_match, first_match, parse_tool_name, tool_matches
 from otel_oracles.pipeline import grade_trace, read_traces
 from tests.oracles.trace_builders import check, gen, tool, traj
+from tests.support.check_reference import calls_named
 
 TRACES = Path(__file__).resolve().parents[1] / "testdata" / "traces"
 
@@ -268,3 +272,79 @@ def test_the_cores_first_match_is_first_match() -> None:
     long = "a" * _native.MAX_TOOL_NAME
     assert _native.tool_first_match(long, ("a*",)) == (0,)
     assert _native.tool_first_match(long + "a", ("a*",)) is None
+
+
+class _Text(str):
+    """A name or pattern of a ``str`` subclass: compared and hashed as ``str`` does, which
+    the core does not read as one (Python's ``first_match`` answers)."""
+
+
+def _calls_with(names: list[Any]) -> Trajectory:
+    """A trajectory of one tool call per name (no times: in step order), each also served
+    under the next name (``mcp_tool``), and a model call between them."""
+    steps: list[Step] = []
+    for i, name in enumerate(names):
+        served = names[(i + 1) % len(names)]
+        kind = StepKind.TOOL_CALL if i % 7 else StepKind.RETRIEVAL
+        steps.append(
+            Step.from_normalized(
+                {
+                    "index": len(steps),
+                    "kind": kind,
+                    "tool": name,
+                    "attributes": {"mcp_tool": served},
+                }
+            )
+        )
+        if i % 5 == 0:
+            steps.append(Step(index=len(steps), kind=StepKind.GENERATION, model="m"))
+    return Trajectory(steps=steps)
+
+
+def test_the_evidences_selections_ask_the_cores_matcher_as_first_match() -> None:
+    """``Evidence.calls_of`` and the final-answer calls (``StepView.final_answer_calls``)
+    match tool names with the core's matcher kept per names tuple for the process
+    (``tool_glob::kept``): they select what ``first_match`` selects, for the tuples the
+    core plans, those holding a class or a ``str`` subclass (Python's ``first_match``
+    answers), names it leaves to Python (past ``MAX_TOOL_NAME``, a final line break, a lone
+    surrogate, a subclass, no name) and both modes; ``calls_of`` keeps a call named by
+    an empty pattern out (``first_match``'s answer is falsy), the final answer takes it. A
+    second trajectory asking equal tuples made anew reads the kept answers: the same."""
+    long = "a" * _native.MAX_TOOL_NAME
+    extra: list[Any] = [
+        None,
+        long,
+        long + "a",
+        "a\udcff",
+        _Text("delete_records"),
+        "delete_records\n",
+    ]
+    names: list[Any] = _recorded_names() + extra
+    tuples: list[tuple[Any, ...]] = [
+        *FIRST_MATCH_PATTERNS,
+        ("search_[a-z]*", "delete_*"),
+        (_Text("delete_records"), "crm.*"),
+        ("a*", "", "a\udcff*"),
+        ("", "x"),
+    ]
+    chunks = [names[i : i + 90] for i in range(0, len(names), 90)]
+    selected = empty_named = 0
+    for _ in range(2):
+        for chunk in chunks:
+            trajectory = _calls_with(chunk)
+            ev = Evidence(trajectory)
+            view = group_steps(trajectory.steps)
+            for patterns in tuples:
+                asked = tuple(p for p in patterns)  # equal, a new tuple each round
+                for lax in (False, True):
+                    got = ev.calls_of(asked, lax)
+                    want = calls_named(ev.groups.calls, patterns, lax)
+                    assert [id(s) for s in got] == [id(s) for s in want], (patterns, lax)
+                    selected += 0 < len(got) < len(ev.groups.calls)
+                answers = view.final_answer_calls(asked, first_match)
+                want_answers = [c for c in view.calls if first_match(c.tool, patterns) is not None]
+                assert [id(s) for s in answers] == [id(s) for s in want_answers], patterns
+                selection = {id(s) for s in ev.calls_of(asked)}
+                empty_named += any(s.tool == "" and id(s) not in selection for s in answers)
+    assert selected > 100
+    assert empty_named, "an empty pattern must name a call in the final answer, not in calls_of"

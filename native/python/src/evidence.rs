@@ -41,6 +41,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PySlice, PyString, PyTuple};
 
 use crate::pydict;
+use crate::tool_glob;
 
 /// Deepest nesting of lists and dicts `is_placeholder` descends into. Python's recursive
 /// version stopped at its recursion limit, about 500 levels, with a `RecursionError`; this
@@ -165,11 +166,13 @@ fn first_match(py: Python<'_>) -> PyResult<&Bound<'_, PyAny>> {
 
 /// `Evidence.calls_of(names, unknown_namespace_matches)`: the tool calls (`groups.calls`,
 /// in step order) whose tool, or the MCP server's own name for a call a framework qualified
-/// (`attributes.mcp_tool`), one of `names` names (`first_match`); every call when `names`
-/// is empty. Found once per selection and kept in the evidence's memo under
+/// (`attributes.mcp_tool`), one of `names` names (`first_match`, answered by the tuple's
+/// `NamedBy` kept for the process: `tool_glob::kept`); every call when `names` is empty.
+/// Found once per selection and kept in the evidence's memo under
 /// `("Evidence.calls_of", names, unknown_namespace_matches)`, so the Python checks and the
 /// plans share each selection (the same tuple each time). Before, each ask from a plan was
-/// a Python frame (~12,000 a grade) and each selection a Python loop (~3,200).
+/// a Python frame (~12,000 a grade) and each selection a Python loop (~3,200); then each
+/// selection asked Python's `first_match` once per distinct tool (~9,900 asks a grade).
 pub(crate) fn calls_of<'py>(
     evidence: &Bound<'py, PyAny>,
     names: &Bound<'py, PyTuple>,
@@ -190,7 +193,8 @@ pub(crate) fn calls_of<'py>(
         ],
     )?;
     let found = memoized(evidence, key.as_any(), || {
-        let steps = view.calls_named(py, first_match(py)?, names, unknown_namespace_matches)?;
+        let named = tool_glob::kept(names, first_match(py)?)?;
+        let steps = view.calls_named(py, named.get().named(), unknown_namespace_matches)?;
         Ok(PyTuple::new(py, steps)?.into_any())
     })?;
     Ok(found.cast_into::<PyTuple>()?)

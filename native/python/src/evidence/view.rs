@@ -15,7 +15,6 @@
 //! is an unsigned 64-bit number); a value that is no integer (a `Step` never holds one) is a
 //! `TypeError`.
 
-use otel_oracles_core::hashing::{FastMap, FastMapExt};
 use pyo3::exceptions::PyOverflowError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -24,6 +23,7 @@ use std::sync::OnceLock;
 
 use super::messages::{assistant_text, call_ids, messages_empty, tool_names};
 use crate::pydict::{self, items_of};
+use crate::tool_glob::{self, NamedBy};
 
 use super::probes::Answers;
 use super::{placeholder, Group, Kinds, StepFields};
@@ -352,50 +352,27 @@ impl StepView {
 
     /// The tool calls, in step order, whose tool, or whose `attributes.mcp_tool` (the MCP
     /// server's own name for a call a framework qualified), one of `names` names
-    /// (`first_match(name, names, unknown_namespace_matches)`, Python's, answered from its
-    /// cache after the first ask of a pair): `evidence::calls_of`'s selection. A run calls
-    /// a few tools many times: each tool name that is an exact UTF-8 `str` is matched once
-    /// here (any other, `None` say, asked each time, as the cache answers it), and
-    /// `mcp_tool` is read only of a call whose tool matched none.
+    /// (`bool(first_match(name, names, unknown_namespace_matches))`, answered by `named`,
+    /// the names tuple's `NamedBy`: the core's matching, remembered per name for the
+    /// process): `evidence::calls_of`'s selection. `mcp_tool` is read only of a call whose
+    /// tool matched none.
     pub(crate) fn calls_named<'py>(
         &self,
         py: Python<'py>,
-        first_match: &Bound<'py, PyAny>,
-        names: &Bound<'py, PyTuple>,
+        named: &NamedBy,
         unknown_namespace_matches: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let (attributes_key, served_key) = (intern!(py, "attributes"), intern!(py, "mcp_tool"));
-        let names_one = |name: &Bound<'py, PyAny>| -> PyResult<bool> {
-            first_match
-                .call1((name, names, unknown_namespace_matches))?
-                .is_truthy()
-        };
-        let mut named: FastMap<String, bool> = FastMap::new();
         let mut out = Vec::new();
         for c in &self.call_recs {
-            let tool = c.tool.bind(py);
-            let text = tool
-                .cast_exact::<PyString>()
-                .ok()
-                .and_then(|text| text.to_str().ok());
-            let hit = match text.and_then(|text| named.get(text)) {
-                Some(hit) => *hit,
-                None => {
-                    let hit = names_one(tool)?;
-                    if let Some(text) = text {
-                        named.insert(text.to_owned(), hit);
-                    }
-                    hit
-                }
-            };
             let step = c.step.bind(py);
-            if hit {
+            if named.names_truly(c.tool.bind(py), unknown_namespace_matches)? {
                 out.push(step.clone());
                 continue;
             }
             let attributes = StepFields::new(step.clone()).get(attributes_key)?;
             let served = pydict::get(&attributes, served_key)?;
-            if !served.is_none() && names_one(&served)? {
+            if !served.is_none() && named.names_truly(&served, unknown_namespace_matches)? {
                 out.push(step.clone());
             }
         }
@@ -608,7 +585,9 @@ impl StepView {
 
     /// `evidence._final_answer_calls`: the calls a convention rule marks as answering
     /// (`attributes.delivers_answer`), the calls of a tool `names` names (`first_match(tool,
-    /// names)`, called only when `names` is not empty), and the synthesized calls whose
+    /// names) is not None`, answered by the tuple's `NamedBy` kept for the process,
+    /// `tool_glob::kept`: `first_match` is called only for what the core leaves to it), and
+    /// the synthesized calls whose
     /// arguments are a structured answer (`structured_output` of an agent, or of an `other`
     /// step, that did not fail), sorted by end time (none: -1), then index.
     #[pyo3(signature = (names, first_match, /))]
@@ -642,28 +621,21 @@ impl StepView {
         let (answers_key, arguments_key) =
             (intern!(py, "delivers_answer"), intern!(py, "arguments"));
         let mut found: Vec<&Rec> = Vec::new();
-        // `first_match` asked once per distinct tool name (an exact `str` that is UTF-8): a
-        // run calls a few tools many times, and each ask is a Python call whose cache key
-        // (the name and the whole `names` tuple) is hashed again.
-        let mut named: FastMap<String, bool> = FastMap::new();
-        let mut names_tool = |tool: &Bound<'py, PyAny>| -> PyResult<bool> {
-            let text = tool
-                .cast_exact::<PyString>()
-                .ok()
-                .and_then(|text| text.to_str().ok());
-            if let Some(hit) = text.and_then(|text| named.get(text)) {
-                return Ok(*hit);
+        // The names tuple's `NamedBy` for the process (the conventions' tuple, the same for
+        // every trajectory): each tool name is matched once, not once per trajectory.
+        let named = (!names.is_empty())
+            .then(|| tool_glob::kept(names, first_match))
+            .transpose()?;
+        let names_tool = |tool: &Bound<'py, PyAny>| -> PyResult<bool> {
+            match &named {
+                Some(named) => named.get().named().names(tool, false),
+                None => Ok(false),
             }
-            let hit = !first_match.call1((tool, names))?.is_none();
-            if let Some(text) = text {
-                named.insert(text.to_owned(), hit);
-            }
-            Ok(hit)
         };
         for c in &self.call_recs {
             let fields = StepFields::new(c.step.bind(py).clone());
             let answering = pydict::get(&fields.get(attributes_key)?, answers_key)?.is_truthy()?
-                || (!names.is_empty() && names_tool(c.tool.bind(py))?)
+                || names_tool(c.tool.bind(py))?
                 || (!delivered.is_empty() && c.synthesized && {
                     let arguments = fields.get(arguments_key)?;
                     !arguments.is_none() && delivered.contains(arguments)?
