@@ -16,10 +16,11 @@ from collections.abc import (
 )
 from typing import Any, Generic, Literal, TypeVar, final
 
-from opentelemetry.sdk.metrics.export import MetricsData
+from opentelemetry.sdk.metrics.export import MetricsData as SdkMetricsData
 from pydantic import BaseModel
 
 from otel_oracles.decode._transfer import RequestBody
+from otel_oracles.emit._metric_data import MetricsData
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem
 from otel_oracles.model.span import LinkRecord, LogRecord, SpanRecord, Trace
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
@@ -563,11 +564,12 @@ def encode_logs_json(batch: ItemBatch[LogItem]) -> bytes:
 
 # -- metric encoding (native/python/src/encode_metrics.rs) ------------------------------------
 
-def encode_metrics_proto(metrics_data: MetricsData) -> bytes:
-    """The serialized ``ExportMetricsServiceRequest`` of the SDK's ``MetricsData``, as the
-    SDK's ``encode_metrics`` builds it (empty bytes without resources)."""
+def encode_metrics_proto(metrics_data: MetricsData | SdkMetricsData) -> bytes:
+    """The serialized ``ExportMetricsServiceRequest`` of a ``MetricsData`` (the package's
+    records or the SDK's, read by the same names), as the SDK's ``encode_metrics`` builds it
+    (empty bytes without resources)."""
 
-def encode_metrics_json(metrics_data: MetricsData) -> bytes:
+def encode_metrics_json(metrics_data: MetricsData | SdkMetricsData) -> bytes:
     """``{"resourceMetrics": ...}`` as one line of OTLP/JSON (``{}`` without resources)."""
 
 # -- OTLP/JSON decoding (native/python/src/decode_json.rs) -----------------------------------

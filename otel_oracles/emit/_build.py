@@ -11,10 +11,9 @@ from opentelemetry.sdk.environment_variables import (
     OTEL_EXPORTER_OTLP_PROTOCOL,
     OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
 )
-from opentelemetry.sdk.metrics.export import MetricExporter
 
 from otel_oracles.emit._base import Emitter, InMemoryEmitter
-from otel_oracles.emit._metric_export import OtlpMetricExporter
+from otel_oracles.emit._metric_export import OtlpMetricExporter, OwnMetricExporter
 from otel_oracles.emit._otel import OtelEmitter
 from otel_oracles.emit._otlp_json import JsonLinesMetricExporter, JsonLinesSink, OtlpJsonLinesFile
 from otel_oracles.emit._resource import grader_version
@@ -104,7 +103,7 @@ def build_emitter(
     except ValueError as exc:
         raise OtelOraclesError(f"invalid emit setting: {exc}", "--explain") from None
     sinks: list[Sink] = []
-    metrics: list[MetricExporter] = []
+    metrics: list[OwnMetricExporter] = []
     where: list[str] = []
     if export == "otlp":
         sink, metric_exporter, destination = otlp_destinations(protocol, timeout_s)

@@ -3,46 +3,53 @@
 Attributes are contract id and version, verdict, check name and oracle type, outcome, agent
 name, provider and model, and the graded service's version; never trace ids or free text, so
 a dashboard's series count grows with contracts and deploys, not with traffic. The values a
-trace supplies are cut to ``MAX_LABEL_CHARS`` (``trace_label``); the SDK keeps at most 2,000
-series per instrument.
+trace supplies are cut to ``MAX_LABEL_CHARS`` (``trace_label``); at most 2,000 series are
+kept per metric, as the SDK's limit.
 
-The verdict metrics (traces, results, the four failure counts, the grading duration) are
-counted in the core (``GradeTally``, ``native/python/src/grade_tally.rs``) and kept here as
-series per metric exporter (``_ReaderSeries``), which the exporter adds to each collection
-of the SDK's instruments its reader hands it (``GraderMetrics.attach``): nothing per verdict
-goes through the SDK's instruments. The SDK recorded each verdict's duration with a
-``Histogram.record`` (its attribute dict copied and hashed, a measurement object, its
-locks) and each distinct attribute set of a batch with a ``Counter.add``; the series here
-keep what its aggregations keep (cumulative or delta per reader, start times, min and max,
-the 2,000-series limit with its overflow point) and no exemplars, as the SDK's default
-trace-based filter took none (no span is current where the grader counts).
+The grader aggregates its metrics itself, with no meter provider: the verdict metrics
+(traces, results, the four failure counts, the grading duration) are counted in the core
+(``GradeTally``, ``native/python/src/grade_tally.rs``), the live receiver's four (buffered,
+late, evicted, rejected) by the ``receiver`` methods here, and both are kept as series per
+metric reader (``_ReaderSeries``), which the reader collects into the package's records
+(``_metric_data``) for its exporter (``_metric_export.MetricReader``). The series keep what
+the SDK's aggregations kept (cumulative or delta per reader, start times, min and max, the
+2,000-series limit with its overflow point) and no exemplars, as the SDK's default
+trace-based filter took none (no span is current where the grader counts); the tests hold
+them to the SDK's instruments (``tests/emit/test_metric_tally.py``). Through the SDK, each
+verdict's duration was a ``Histogram.record`` (its attribute dict copied and hashed, a
+measurement object, its locks), and its ``MeterProvider`` cost an export grade ~159 M
+instructions of imports.
 
-The live receiver (``serve``) feeds the ``receiver_*`` methods (the SDK's instruments);
-offline grading never calls them. All methods are cheap, thread-safe and never raise.
+The live receiver (``serve``) feeds the receiver methods; offline grading never calls them.
+All methods are cheap, thread-safe and never raise.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from opentelemetry.metrics import Meter, NoOpMeter
-
 from otel_oracles._native import GradeTally, VerdictLabels
 from otel_oracles.emit import _names as n
+from otel_oracles.emit._metric_data import (
+    CUMULATIVE,
+    DELTA,
+    Histogram,
+    HistogramDataPoint,
+    Metric,
+    NumberDataPoint,
+    Sum,
+)
 from otel_oracles.model.step import GENERATION, Step, Trajectory
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
 
-    from opentelemetry.metrics import CallbackOptions, Observation
-    from opentelemetry.sdk.metrics.export import Metric, MetricsData
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-
-    from otel_oracles.emit._metric_export import OwnMetricExporter
     from otel_oracles.model.result import Verdict
+
+logger = logging.getLogger(__name__)
 
 _NOOP: GraderMetrics | None = None
 
@@ -145,78 +152,50 @@ def labels_only(trajectory: Trajectory) -> Trajectory:
 
 
 class GraderMetrics:
-    """The grader's metrics on one meter (see module docstring)."""
+    """The grader's metrics (see module docstring): the verdict metrics and the receiver's
+    four, kept as series per metric reader (``reader_series``), which the reader collects
+    (``collect``)."""
 
     def __init__(
-        self, meter: Meter, duration_buckets_s: tuple[float, ...] = DURATION_BUCKETS_S
+        self, duration_buckets_s: tuple[float, ...] = DURATION_BUCKETS_S, *, noop: bool = False
     ) -> None:
         # One set per key from the start: creating one on first use outside the lock could
         # replace a set another thread had just recorded a value in.
         self._label_values: dict[str, set[str]] = {key: set() for key in _TRACE_LABEL_KEYS}
         self._label_lock = threading.Lock()
-        self.is_noop = isinstance(meter, NoOpMeter)
+        self.is_noop = noop
+        """Whether this records nothing (``noop``): no reader ever reads it."""
         self.duration_buckets_s = tuple(duration_buckets_s or DURATION_BUCKETS_S)
-        self._meter = meter
-        self._collected = False
-        """Whether the ``_COLLECTED`` gauge is observed (``attach``)."""
         self._readers: list[_ReaderSeries] = []
         self._series_lock = threading.Lock()
         """Held while counts are added to the readers' series or one collects them."""
-        self._buffered = meter.create_up_down_counter(
-            n.METRIC_BUFFERED_TRACES, "{trace}", "Traces buffered awaiting completion."
-        )
-        self._late = meter.create_counter(
-            n.METRIC_LATE_SPANS, "{span}", "Spans that arrived after their trace was graded."
-        )
-        self._evicted = meter.create_counter(
-            n.METRIC_EVICTED_TRACES, "{trace}", "Traces evicted from the buffer for memory."
-        )
-        self._rejected = meter.create_counter(
-            n.METRIC_REJECTED_REQUESTS, "{request}", "OTLP export requests the receiver refused."
-        )
 
     @classmethod
     def noop(cls) -> GraderMetrics:
         """A shared instance whose methods do nothing (its tallies count, for a worker process
-        that sends their ``state`` to the process owning the meter)."""
+        that sends their ``state`` to the process owning the metrics)."""
         global _NOOP
         if _NOOP is None:
-            _NOOP = cls(NoOpMeter("otel_oracles"))
+            _NOOP = cls(noop=True)
         return _NOOP
 
-    def attach(
-        self, exporter: OwnMetricExporter, resource: Resource, scope: InstrumentationScope
-    ) -> None:
-        """Adds the verdict metrics to every collection ``exporter`` exports, as ``scope``'s
-        metrics under ``resource`` (those of the meter this was made with), in the
-        temporality ``exporter`` asks its reader for.
-
-        The merge is the exporter's (``OwnMetricExporter.add_metrics``): the SDK's periodic
-        reader hands it each collection right after making it, and the SDK has no public
-        way to add points to a collection itself (no metric producers in the Python SDK).
-        The reader hands it nothing when the SDK's instruments collected nothing (always,
-        offline), so this also observes one gauge (``_COLLECTED``) that every collection
-        reports and the merge takes out again: a collection with neither verdicts nor the
-        receiver's metrics then reaches no destination, as before."""
-        from opentelemetry.sdk.metrics import Counter, Histogram
-
-        if exporter.add_metrics is not None:
-            raise ValueError("attach: the exporter already has metrics attached")
-        series = _ReaderSeries(
-            exporter.is_delta(Counter), exporter.is_delta(Histogram), self.duration_buckets_s
-        )
+    def reader_series(self, delta: bool) -> _ReaderSeries:
+        """New series of every metric for one reader, counting from now: its counters and
+        the durations as deltas when ``delta`` (the temporality its exporter asks for; the
+        buffered traces, an up-down counter, are cumulative either way, as the
+        specification's temporality preferences say)."""
+        if self.is_noop:
+            raise ValueError("reader_series: the no-op metrics have no readers")
+        series = _ReaderSeries(delta, self.duration_buckets_s)
         with self._series_lock:
-            if not self._collected:
-                self._meter.create_observable_gauge(_COLLECTED, [_observe_collection])
-                self._collected = True
             self._readers.append(series)
+        return series
 
-        def add_metrics(data: MetricsData) -> MetricsData:
-            with self._series_lock:
-                metrics = series.collect()
-            return _with_metrics(data, metrics, resource, scope)
-
-        exporter.add_metrics = add_metrics
+    def collect(self, series: _ReaderSeries) -> list[Metric]:
+        """``series``' metrics now (``_ReaderSeries.collect``), under the lock the counts are
+        added with."""
+        with self._series_lock:
+            return series.collect()
 
     # ---- grading -------------------------------------------------------------------------
 
@@ -263,20 +242,33 @@ class GraderMetrics:
 
     def buffered_traces_changed(self, delta: int) -> None:
         """+1 when a trace starts buffering, -1 when it is graded or evicted."""
-        self._buffered.add(delta)
+        self._receiver(_BUFFERED, delta, _NO_ATTRIBUTES)
 
     def late_spans(self, count: int = 1) -> None:
         """Spans that arrived for a trace already graded (counted, not regraded)."""
-        self._late.add(count)
+        self._receiver(_LATE, count, _NO_ATTRIBUTES)
 
     def evicted_traces(self, count: int = 1) -> None:
         """Traces dropped from the buffer to bound memory (each also reported)."""
-        self._evicted.add(count)
+        self._receiver(_EVICTED, count, _NO_ATTRIBUTES)
 
     def rejected_requests(self, error_type: str, transport: str, count: int = 1) -> None:
         """Requests refused; ``error_type`` is the OTLP status class (``resource_exhausted``,
         ``invalid_argument``), ``transport`` is ``grpc`` or ``http``."""
-        self._rejected.add(count, {n.ERROR_TYPE: error_type, n.TRANSPORT: transport})
+        self._receiver(_REJECTED, count, {n.ERROR_TYPE: error_type, n.TRANSPORT: transport})
+
+    def _receiver(self, metric: int, count: int, attributes: dict[str, Any]) -> None:
+        """Adds ``count`` to ``attributes``' series of receiver metric ``metric`` in every
+        reader's series. A monotonic counter takes no negative count (the SDK's counters
+        dropped those, with a warning)."""
+        if not self._readers:
+            return
+        if count < 0 and metric != _BUFFERED:
+            logger.warning("%s: a counter takes no negative count", _SUMS[metric][0])
+            return
+        with self._series_lock:
+            for series in self._readers:
+                series.add_receiver(metric, count, attributes)
 
 
 Labels = tuple[tuple[str, Any], ...]
@@ -289,7 +281,7 @@ TallyState = list[tuple[Labels, dict[str, int], list[int], dict[tuple[str, str, 
 """A tally as plain data, one entry per label set: (labels, traces per verdict, the four
 failure counts, results per (check name, oracle type, outcome), the durations' histogram).
 Picklable, so a grading worker process can count its verdicts and the receiving process,
-which owns the one meter provider, records them (two processes exporting cumulative
+which owns the metrics and their readers, records them (two processes exporting cumulative
 counters under the same resource would overwrite each other's series)."""
 
 _Bounded = tuple[dict[str, Any], dict[str, int], list[int], dict[tuple[str, str, str], int],
@@ -303,10 +295,20 @@ _SUMS: tuple[tuple[str, str, str], ...] = (
     (n.METRIC_TOLERATED_FAILURES, "{failure}", "Tolerated failures (within budget)."),
     (n.METRIC_BUDGETS_EXHAUSTED, "{budget}", "Tolerances used beyond their budget."),
     (n.METRIC_MISSING_EVIDENCE, "{result}", "Checks that lacked the evidence to judge."),
+    (n.METRIC_BUFFERED_TRACES, "{trace}", "Traces buffered awaiting completion."),
+    (n.METRIC_LATE_SPANS, "{span}", "Spans that arrived after their trace was graded."),
+    (n.METRIC_EVICTED_TRACES, "{trace}", "Traces evicted from the buffer for memory."),
+    (n.METRIC_REJECTED_REQUESTS, "{request}", "OTLP export requests the receiver refused."),
 )
-"""The verdict counters (monotonic sums): name, unit, description."""
+"""The sums: name, unit, description. The verdict counters, then the receiver's (``serve``):
+the buffered traces an up-down counter (not monotonic, always cumulative), the rest
+monotonic counters. A collection reports the verdict sums, the durations, then the
+receiver's, each once it has a series."""
 _DURATION = (n.METRIC_DURATION, "s", "Time to grade one trace against one contract.")
 _TRACES, _RESULTS, _FIRST_COUNT = 0, 1, 2
+_BUFFERED, _LATE, _EVICTED, _REJECTED = 6, 7, 8, 9
+_VERDICT_SUMS = 6
+_NO_ATTRIBUTES: dict[str, Any] = {}
 
 
 class Tally:
@@ -397,31 +399,33 @@ def _series(
 
 
 class _ReaderSeries:
-    """The verdict metrics' series for one metric exporter (and so its reader), kept as the
-    SDK's aggregations keep them for that reader: cumulative series hold their total from
-    their first count (their start time); delta series hold what came since the last
-    collection, start at it, and are dropped by it (a series with nothing new is not
-    reported). Past
-    ``CARDINALITY_LIMIT`` series a metric counts new attribute sets in one overflow series.
-    The caller holds ``GraderMetrics._series_lock``."""
+    """Every metric's series for one reader, kept as the SDK's aggregations kept them for
+    that reader: cumulative series hold their total from their first count (their start
+    time); delta series hold what came since the last collection, start at it, and are
+    dropped by it (a series with nothing new is not reported). Past ``CARDINALITY_LIMIT``
+    series a metric counts new attribute sets in one overflow series. The caller holds
+    ``GraderMetrics._series_lock``."""
 
-    def __init__(self, sums_delta: bool, durations_delta: bool, bounds: tuple[float, ...]) -> None:
-        self.sums_delta = sums_delta
-        self.durations_delta = durations_delta
+    def __init__(self, delta: bool, bounds: tuple[float, ...]) -> None:
+        self.delta = delta
+        """Counters and the durations as deltas (the buffered traces stay cumulative)."""
         self.bounds = bounds
         self.sums: list[dict[_Key, _Sum]] = [{} for _ in _SUMS]
         self.durations: dict[_Key, _Histogram] = {}
         self.last_collection: int | None = None
 
-    def _start(self) -> int:
-        return self.last_collection or time.time_ns()
+    def _start(self, delta: bool) -> int:
+        return (self.last_collection if delta else None) or time.time_ns()
 
     def _sum(self, metric: int, attributes: dict[str, Any]) -> _Sum:
-        return _series(self.sums[metric], attributes, lambda a: _Sum(a, self._start()))
+        delta = self.delta and metric != _BUFFERED
+        return _series(self.sums[metric], attributes, lambda a: _Sum(a, self._start(delta)))
 
     def _histogram(self, attributes: dict[str, Any]) -> _Histogram:
         bounds = len(self.bounds)
-        return _series(self.durations, attributes, lambda a: _Histogram(a, self._start(), bounds))
+        return _series(
+            self.durations, attributes, lambda a: _Histogram(a, self._start(self.delta), bounds)
+        )
 
     def add(self, groups: list[_Bounded]) -> None:
         for attributes, verdicts, counts, results, durations in groups:
@@ -448,130 +452,49 @@ class _ReaderSeries:
             h.min = min(h.min, low)
             h.max = max(h.max, high)
 
-    def collect(self) -> list[Metric]:
-        """The metrics as the SDK's collection makes them, now."""
-        from opentelemetry.sdk.metrics.export import (
-            AggregationTemporality,
-            Histogram,
-            HistogramDataPoint,
-            Metric,
-            NumberDataPoint,
-            Sum,
-        )
+    def add_receiver(self, metric: int, count: int, attributes: dict[str, Any]) -> None:
+        self._sum(metric, attributes).value += count
 
+    def collect(self) -> list[Metric]:
+        """The metrics as the SDK's collection made them, now."""
         now = time.time_ns()
         metrics: list[Metric] = []
-        sums_temporality = (
-            AggregationTemporality.DELTA if self.sums_delta else AggregationTemporality.CUMULATIVE
-        )
-        for (name, unit, description), series in zip(_SUMS, self.sums, strict=True):
+        for at, ((name, unit, description), series) in enumerate(
+            zip(_SUMS, self.sums, strict=True)
+        ):
+            if at == _VERDICT_SUMS:
+                metrics.extend(self._durations(now))
             if not series:
                 continue
-            points = [
-                NumberDataPoint(
-                    attributes=s.attributes,
-                    start_time_unix_nano=s.start,
-                    time_unix_nano=now,
-                    value=s.value,
-                    exemplars=[],
-                )
-                for s in series.values()
-            ]
-            data = Sum(
-                data_points=points,
-                aggregation_temporality=sums_temporality,
-                is_monotonic=True,
-            )
-            metrics.append(Metric(name=name, description=description, unit=unit, data=data))
-        if self.durations:
-            bounds = self.bounds
-            hist_points = [
-                HistogramDataPoint(
-                    attributes=h.attributes,
-                    start_time_unix_nano=h.start,
-                    time_unix_nano=now,
-                    count=sum(h.buckets),
-                    sum=h.sum,
-                    bucket_counts=tuple(h.buckets),
-                    explicit_bounds=bounds,
-                    min=h.min,
-                    max=h.max,
-                    exemplars=[],
-                )
-                for h in self.durations.values()
-            ]
-            name, unit, description = _DURATION
-            hist = Histogram(
-                data_points=hist_points,
-                aggregation_temporality=(
-                    AggregationTemporality.DELTA
-                    if self.durations_delta
-                    else AggregationTemporality.CUMULATIVE
-                ),
-            )
-            metrics.append(Metric(name=name, description=description, unit=unit, data=hist))
-        if self.sums_delta:
-            self.sums = [{} for _ in _SUMS]
-        if self.durations_delta:
+            monotonic = at != _BUFFERED
+            points = [NumberDataPoint(s.attributes, s.start, now, s.value) for s in series.values()]
+            data = Sum(points, DELTA if self.delta and monotonic else CUMULATIVE, monotonic)
+            metrics.append(Metric(name, description, unit, data))
+        if self.delta:
+            self.sums = [{} if at != _BUFFERED else s for at, s in enumerate(self.sums)]
             self.durations = {}
-        if self.sums_delta or self.durations_delta:
             self.last_collection = now
         return metrics
 
-
-_COLLECTED = "otel_oracles.collection"
-"""A gauge observed at every collection so that the SDK's reader always hands the collection
-to its exporter (``GraderMetrics.attach``); ``_with_metrics`` takes it out, so no
-destination ever receives it."""
-
-
-def _observe_collection(options: CallbackOptions) -> Iterable[Observation]:
-    from opentelemetry.metrics import Observation
-
-    return (Observation(0),)
-
-
-def _with_metrics(
-    data: MetricsData,
-    metrics: list[Metric],
-    resource: Resource,
-    scope: InstrumentationScope,
-) -> MetricsData:
-    """``data`` (what the SDK collected) without the ``_COLLECTED`` gauge and with
-    ``metrics`` added to ``scope``'s metrics under ``resource``; a scope or resource left
-    with no metrics is dropped."""
-    from opentelemetry.sdk.metrics.export import MetricsData, ResourceMetrics, ScopeMetrics
-
-    resources: list[ResourceMetrics] = []
-    pending = metrics
-    for rm in data.resource_metrics:
-        scopes: list[ScopeMetrics] = []
-        for sm in rm.scope_metrics:
-            kept = [m for m in sm.metrics if m.name != _COLLECTED]
-            if pending and rm.resource == resource and sm.scope == scope:
-                kept = [*pending, *kept]
-                pending = []
-            if kept:
-                scopes.append(ScopeMetrics(scope=sm.scope, metrics=kept, schema_url=sm.schema_url))
-        if pending and rm.resource == resource:
-            scopes.insert(
-                0, ScopeMetrics(scope=scope, metrics=pending, schema_url=scope.schema_url or "")
+    def _durations(self, now: int) -> list[Metric]:
+        if not self.durations:
+            return []
+        bounds = self.bounds
+        points = [
+            HistogramDataPoint(
+                h.attributes,
+                h.start,
+                now,
+                sum(h.buckets),
+                h.sum,
+                tuple(h.buckets),
+                bounds,
+                h.min,
+                h.max,
             )
-            pending = []
-        if scopes:
-            resources.append(
-                ResourceMetrics(
-                    resource=rm.resource, scope_metrics=scopes, schema_url=rm.schema_url
-                )
-            )
-    if pending:
-        resources.append(
-            ResourceMetrics(
-                resource=resource,
-                scope_metrics=[
-                    ScopeMetrics(scope=scope, metrics=pending, schema_url=scope.schema_url or "")
-                ],
-                schema_url=resource.schema_url,
-            )
-        )
-    return MetricsData(resource_metrics=resources)
+            for h in self.durations.values()
+        ]
+        name, unit, description = _DURATION
+        return [
+            Metric(name, description, unit, Histogram(points, DELTA if self.delta else CUMULATIVE))
+        ]

@@ -25,14 +25,13 @@ records straight into the pending OTLP protobuf requests (``ProtoRequest``), the
 the encoder makes of the records, with no record object per check. Skipping the
 Tracer/Logger (per-value attribute re-validation, span processors) and the SDK objects
 matters: emission cost more than grading (docs/performance-history.md, G4).
-Metrics go through the emitter's own MeterProvider: they are aggregated, so the periodic
-reader cannot drop them, and ``shutdown`` performs the final collection. The verdict metrics
-are counted by the core (``GradeTally``), by the record builder as it builds each verdict's
-records (from the fields and labels it read for them), and added to each collection by
-the exporter it is handed to (``GraderMetrics.attach``), not recorded through the SDK's
-instruments; an SDK metric exporter a caller supplies is wrapped for that
-(``SuppliedMetricExporter``: cumulative unless the temporality preference variable says
-otherwise).
+Metrics are aggregated by the grader itself (``GraderMetrics``, no meter provider), so no
+queue can drop them, and each metric exporter's reader (``_metric_export.MetricReader``)
+hands it a collection on the interval, on ``force_flush`` and a last one at ``shutdown``.
+The verdict metrics are counted by the core (``GradeTally``), by the record builder as it
+builds each verdict's records (from the fields and labels it read for them); an SDK metric
+exporter a caller supplies gets the SDK's data classes (``SuppliedMetricExporter``:
+cumulative unless the temporality preference variable says otherwise).
 """
 
 from __future__ import annotations
@@ -48,8 +47,6 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 from opentelemetry._logs import SeverityNumber
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import MetricExporter, PeriodicExportingMetricReader
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
@@ -57,7 +54,7 @@ from otel_oracles._native import ProtoRequest, VerdictRecords
 from otel_oracles.emit import _names as n
 from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
 from otel_oracles.emit._explain import SHOWN_FILTER, explain, safe_identifier
-from otel_oracles.emit._metric_export import OwnMetricExporter, SuppliedMetricExporter
+from otel_oracles.emit._metric_export import MetricReader, OwnMetricExporter, reader_for
 from otel_oracles.emit._metrics import LABELS, GraderMetrics
 from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
 from otel_oracles.emit._resource import grader_resource, grader_version
@@ -70,6 +67,7 @@ from otel_oracles.model.result import Outcome
 
 if TYPE_CHECKING:
     from opentelemetry.sdk._logs.export import LogRecordExporter
+    from opentelemetry.sdk.metrics.export import MetricExporter
     from opentelemetry.sdk.trace.export import SpanExporter
 
 logger = logging.getLogger(__name__)
@@ -121,10 +119,11 @@ class OtelEmitter(Emitter):
 
     ``sinks`` are the package's own destinations (``build_emitter`` makes them);
     ``span_exporters`` / ``log_exporters`` are SDK exporters a caller supplies, fed SDK
-    objects built from the same records; ``metric_exporters`` get the metrics through the
-    emitter's own ``MeterProvider`` (an SDK exporter wrapped in a ``SuppliedMetricExporter``:
-    cumulative unless ``OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`` says otherwise,
-    its failed exports counted in ``stats``).
+    objects built from the same records; ``metric_exporters`` (the package's
+    ``OwnMetricExporter``s, or SDK exporters, wrapped in a ``SuppliedMetricExporter``:
+    cumulative unless ``OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE`` says otherwise)
+    get the metrics from a reader each (``MetricReader``), their failed exports counted in
+    ``stats``.
 
     Thread-safe: ``export`` calls are serialized (emission is CPU-bound Python; a lock is
     cheaper than the coordination a queue would need). ``export`` blocks for the network
@@ -148,7 +147,7 @@ class OtelEmitter(Emitter):
         sinks: Sequence[Sink] = (),
         span_exporters: Sequence[SpanExporter] = (),
         log_exporters: Sequence[LogRecordExporter] = (),
-        metric_exporters: Sequence[MetricExporter] = (),
+        metric_exporters: Sequence[OwnMetricExporter | MetricExporter] = (),
         settings: EmitSettings | None = None,
         resource: Resource | None = None,
         destination: str = "",
@@ -198,28 +197,13 @@ class OtelEmitter(Emitter):
             random.SystemRandom().getrandbits(64),
         )
         """Builds the grade spans and log records (the core, ``emit_records.rs``)."""
-        chosen = [
-            e if isinstance(e, OwnMetricExporter) else SuppliedMetricExporter(e)
-            for e in (metric_exporters if self.settings.metrics else ())
-        ]
+        chosen = metric_exporters if self.settings.metrics else ()
+        self._metrics = GraderMetrics(GRADE_DURATION_BUCKETS_S) if chosen else GraderMetrics.noop()
+        self._readers: list[MetricReader] = []
         for exporter in chosen:
-            exporter.on_failure = self._metric_export_failed
-        readers = [PeriodicExportingMetricReader(e) for e in chosen]
-        self._meter_provider = MeterProvider(
-            metric_readers=readers, resource=self.resource, shutdown_on_exit=False
-        )
-        self._metrics = (
-            GraderMetrics(
-                self._meter_provider.get_meter(n.INSTRUMENTATION_SCOPE, release),
-                GRADE_DURATION_BUCKETS_S,
-            )
-            if readers
-            else GraderMetrics.noop()
-        )
-        for exporter in chosen:
-            # The verdict metrics are counted in the core; each exporter adds them to the
-            # collections its reader hands it.
-            self._metrics.attach(exporter, self.resource, self._scope)
+            reader = reader_for(exporter, self._metrics, self.resource, self._scope)
+            reader.exporter.on_failure = self._metric_export_failed
+            self._readers.append(reader)
 
     def _metric_export_failed(self, exporter: str) -> None:
         """Counts a failed metric export (the periodic reader would only log it)."""
@@ -302,15 +286,24 @@ class OtelEmitter(Emitter):
         """Spans and logs never wait; this pushes out the metrics collected so far."""
         if self._shutdown:
             return False
-        return self._meter_provider.force_flush(timeout_millis)
+        deadline = time.monotonic() + timeout_millis / 1000
+        ok = True
+        for reader in self._readers:
+            left = deadline - time.monotonic()
+            ok = left > 0 and reader.force_flush(left) and ok
+        return ok
 
     def shutdown(self) -> None:
         with self._lock:
             if self._shutdown:
                 return
             self._shutdown = True
-        # The meter provider's shutdown collects and exports the final metric values.
-        self._meter_provider.shutdown()
+        # Each reader's shutdown collects and exports the final metric values.
+        for reader in self._readers:
+            try:
+                reader.shutdown()
+            except Exception:
+                logger.exception("%s failed to shut down", type(reader.exporter).__name__)
         for sink in self._sinks:
             try:
                 sink.shutdown()

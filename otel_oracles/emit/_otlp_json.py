@@ -6,7 +6,7 @@ the collector's ``otlpjsonfile`` receiver (or any OTLP/HTTP JSON endpoint) can l
 later. Encoding is strict OTLP/JSON: hex ids, integer enums, 64-bit integers as strings,
 lowerCamelCase keys. Every line is written by the compiled core (``otel_oracles._native``):
 spans and log records from the emitter's own records (``_records``), metrics from the
-``MetricsData`` the SDK's ``MeterProvider`` collected.
+collections of its metric readers (``_metric_data``).
 """
 
 from __future__ import annotations
@@ -15,9 +15,8 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from opentelemetry.sdk.metrics.export import MetricsData
-
 from otel_oracles._native import encode_logs_json, encode_metrics_json, encode_spans_json
+from otel_oracles.emit._metric_data import MetricsData
 from otel_oracles.emit._metric_export import OwnMetricExporter
 from otel_oracles.emit._records import ItemBatch
 from otel_oracles.emit._sinks import RecordSignal, Sink
@@ -90,16 +89,13 @@ class JsonLinesMetricExporter(OwnMetricExporter):
         self._out = out.acquire()
 
     def deliver(self, metrics_data: MetricsData, timeout_s: float) -> bool:
-        # The periodic reader exports even when nothing was recorded; skip empty lines.
-        if not metrics_data.resource_metrics:
-            return True
         return self._out.write(encode_metrics_json(metrics_data))
 
-    def force_flush(self, timeout_millis: float = 30_000) -> bool:
+    def force_flush(self, timeout_s: float) -> bool:
         self._out.flush()
         return True
 
-    def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+    def shutdown(self, timeout_s: float) -> None:
         if not self.shut_down:
-            super().shutdown()
+            super().shutdown(timeout_s)
             self._out.release()

@@ -10,7 +10,7 @@ grade spans need no coordination between processes.
 
 Metrics do: two processes exporting cumulative counters under the same resource would
 overwrite each other's series. So workers count their verdicts (``Tally.state()``, plain
-data) and the receiving process, which owns the one meter provider, records them.
+data) and the receiving process, which owns the metrics and their readers, records them.
 
 Protocol, one duplex pipe per worker (``multiprocessing`` connections, pickled tuples)::
 

@@ -141,23 +141,26 @@ def test_grade_loads_the_report_writers_it_is_asked_for(tmp_path: Path) -> None:
     assert "<html" in (tmp_path / "r.html").read_text()
 
 
-def test_an_export_loads_no_sdk_trace_or_logs(tmp_path: Path) -> None:
+def test_an_export_loads_no_sdk_trace_logs_or_metrics(tmp_path: Path) -> None:
     """The package's sinks encode the records themselves: the SDK's trace and logs modules
     (the adapter for exporters a caller supplies, ``emit._sdk_adapter``) are not imported
-    by an export that has none."""
+    by an export that has none; the grader aggregates and collects its metrics itself, so
+    neither the metrics API nor the SDK's meter provider is imported either."""
     out = tmp_path / "results.jsonl"
     code, modules = loaded_by(
         "grade", str(TRACE), "-c", str(REPO / "bench" / "contracts"), "-q", "--results-out",
         str(out),
     )  # fmt: skip
     assert code == 1
-    assert out.stat().st_size > 0  # the probe really exported
+    assert '"resourceMetrics"' in out.read_text()  # the probe really exported metrics
     assert "otel_oracles.emit._otel" in modules
     assert (
         under(
             modules,
             "opentelemetry.sdk.trace",
             "opentelemetry.sdk._logs",
+            "opentelemetry.sdk.metrics",
+            "opentelemetry.metrics",
             "otel_oracles.emit._sdk_adapter",
         )
         == []

@@ -7,7 +7,7 @@ the best pass of each as µs per result:
 - ``build``: the emitter with no exporters and no metrics (records and attribute runs);
 - ``build+encode``: plus the fast OTLP HTTP exporters, whose POST is replaced by a no-op
   (the SDK's transport costs ~2 ms CPU per request on top, not measured here);
-- ``all``: plus the metrics tally into a meter provider whose exporter drops everything;
+- ``all``: plus the metrics tally, collected for an exporter that drops everything;
 - ``encode``: the OTLP protobuf encoding alone (``OtlpSink``'s encoder over the batches a
   ``build`` pass made, each pass on fresh records so shared runs are encoded anew), and
   ``encode_json`` the OTLP/JSON lines the same way (written to ``os.devnull``).
@@ -29,8 +29,6 @@ from typing import Any
 
 
 def main(data: str, contracts_dir: str, passes: str = "5") -> None:
-    from opentelemetry.sdk.metrics.export import MetricExporter, MetricExportResult
-
     import otel_oracles
     from otel_oracles.emit import (
         EmitSettings,
@@ -41,21 +39,17 @@ def main(data: str, contracts_dir: str, passes: str = "5") -> None:
         Sink,
     )
     from otel_oracles.emit._http_sender import HttpSender
+    from otel_oracles.emit._metric_data import MetricsData
+    from otel_oracles.emit._metric_export import OwnMetricExporter
     from otel_oracles.emit._transport import Attempt, OtlpTarget, Payload
     from otel_oracles.grade.loader import load_contract
     from otel_oracles.mapping import load_conventions
     from otel_oracles.model.contract import discover_contract_files
     from otel_oracles.pipeline import grade_trace, read_traces
 
-    class DropMetrics(MetricExporter):
-        def export(self, *args: Any, **kwargs: Any) -> MetricExportResult:
-            return MetricExportResult.SUCCESS
-
-        def force_flush(self, timeout_millis: float = 0) -> bool:
+    class DropMetrics(OwnMetricExporter):
+        def deliver(self, metrics_data: MetricsData, timeout_s: float) -> bool:
             return True
-
-        def shutdown(self, *args: Any, **kwargs: Any) -> None:
-            pass
 
     contracts = [load_contract(f) for f in discover_contract_files([Path(contracts_dir)])]
     conventions = load_conventions([])

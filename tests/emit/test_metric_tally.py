@@ -1,18 +1,20 @@
 """A grading worker process counts each trace's verdicts in a ``Tally``, merges a batch's
 tallies into one, and sends it, pickled, to the receiving process, which merges it again and
-records it (it owns the one meter provider). Whatever path the counts take, the recorded
+records it (it owns the metrics' readers). Whatever path the counts take, the recorded
 points must be those of counting every verdict in one tally: same series, same values.
 
-The counts are the core's (``GradeTally``) and their series are kept beside the SDK's
-(``GraderMetrics.attach``, merged by the exporter a reader hands each collection to); what
-an exporter receives must be what the SDK's own instruments would have aggregated from the
-same verdicts: names, units, descriptions, attributes, values, buckets, min and max, in
-either temporality, collection after collection."""
+The counts are the core's (``GradeTally``), the receiver's counts the grader's own, and
+their series are collected by the grader's own reader (``MetricReader``), no meter
+provider; what an exporter receives must be what the SDK's own instruments would have
+aggregated from the same verdicts and receiver counts: names, units, descriptions,
+attributes, values, buckets, min and max, in either temporality, collection after
+collection."""
 
 from __future__ import annotations
 
 import math
 import pickle
+import threading
 from typing import Any
 
 import pytest
@@ -22,16 +24,17 @@ from opentelemetry.sdk.metrics.export import (
     InMemoryMetricReader,
     MetricExporter,
     MetricExportResult,
-    MetricsData,
-    PeriodicExportingMetricReader,
 )
+from opentelemetry.sdk.metrics.export import MetricsData as SdkMetricsData
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 from otel_oracles.emit import GraderMetrics
 from otel_oracles.emit import _names as n
+from otel_oracles.emit._metric_data import MetricsData
 from otel_oracles.emit._metric_export import (
     TEMPORALITY_VARIABLE,
+    MetricReader,
     OwnMetricExporter,
     SuppliedMetricExporter,
 )
@@ -49,27 +52,32 @@ from tests.emit.conftest import make_results, make_trajectory, make_verdict
 class Kept(OwnMetricExporter):
     """Keeps every collection it is handed, as delivered (the verdict metrics added)."""
 
-    def __init__(self, temporality: dict[type, AggregationTemporality] | None = None) -> None:
-        super().__init__(temporality)
+    def __init__(self, delta: bool = False) -> None:
+        super().__init__(delta)
         self.delivered: list[MetricsData] = []
+        self.arrived = threading.Event()
 
     def deliver(self, metrics_data: MetricsData, timeout_s: float) -> bool:
         self.delivered.append(metrics_data)
+        self.arrived.set()
         return True
 
 
 class Collecting:
-    """A meter provider whose one reader collects only when asked (``collect``), its
-    exporter ``Kept`` (or a supplied SDK exporter wrapped as the emitter wraps it), and the
-    grader's metrics attached to it."""
+    """The grader's metrics with one reader that collects only when asked (``collect``) and
+    at shutdown, its exporter ``Kept`` (or a supplied SDK exporter wrapped as the emitter
+    wraps it)."""
 
     def __init__(self, exporter: OwnMetricExporter) -> None:
         self.exporter = exporter
-        self.reader = PeriodicExportingMetricReader(exporter, export_interval_millis=math.inf)
-        resource = Resource.create({})
-        self.provider = MeterProvider(metric_readers=[self.reader], resource=resource)
-        self.metrics = GraderMetrics(self.provider.get_meter("test"))
-        self.metrics.attach(exporter, resource, InstrumentationScope("test"))
+        self.metrics = GraderMetrics()
+        self.reader = MetricReader(
+            exporter,
+            self.metrics,
+            Resource.create({}),
+            InstrumentationScope("test"),
+            interval_ms=math.inf,
+        )
         self.seen = 0
 
     def collect(self, kept: Kept) -> MetricsData | None:
@@ -88,7 +96,7 @@ def recorded(count: Any) -> dict[tuple[str, tuple[tuple[str, Any], ...]], Any]:
     collecting = Collecting(kept)
     count(collecting.metrics)
     data = collecting.collect(kept)
-    collecting.provider.shutdown()
+    collecting.reader.shutdown()
     assert data is not None
     points: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
     for resource in data.resource_metrics:
@@ -153,12 +161,33 @@ def test_tallies_merged_across_processes_record_what_one_tally_records() -> None
 _DELTA = {Counter: AggregationTemporality.DELTA, Histogram: AggregationTemporality.DELTA}
 
 
+Received = list[tuple[str, tuple[Any, ...]]]
+"""The receiver's counts of a batch: (``GraderMetrics`` method, its arguments)."""
+
+RECEIVED: list[Received] = [
+    [
+        ("buffered_traces_changed", (3,)),
+        ("late_spans", (2,)),
+        ("rejected_requests", ("resource_exhausted", "grpc")),
+        ("buffered_traces_changed", (-1,)),
+    ],
+    [
+        ("buffered_traces_changed", (-2,)),
+        ("evicted_traces", (1,)),
+        ("rejected_requests", ("invalid_argument", "http", 2)),
+        ("rejected_requests", ("resource_exhausted", "grpc")),
+        ("late_spans", (-1,)),  # a counter takes no negative count
+    ],
+    [],
+]
+
+
 def sdk_recorded(
     batches: list[list[tuple[Verdict, Trajectory]]], delta: bool
-) -> list[MetricsData | None]:
-    """Each collection after each batch, the verdicts recorded through the SDK's own
-    instruments (one ``add`` per count, one ``record`` per duration), as they were before
-    the counts moved to the core."""
+) -> list[SdkMetricsData | None]:
+    """Each collection after each batch, the verdicts and the receiver's counts
+    (``RECEIVED``) recorded through the SDK's own instruments (one ``add`` per count, one
+    ``record`` per duration), as they were before the grader aggregated its metrics."""
     reader = InMemoryMetricReader(preferred_temporality=_DELTA if delta else None)
     provider = MeterProvider(metric_readers=[reader], resource=Resource.create({}))
     meter = provider.get_meter("test")
@@ -183,8 +212,36 @@ def sdk_recorded(
         "Time to grade one trace against one contract.",
         explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS_S),
     )
+    buffered = meter.create_up_down_counter(
+        n.METRIC_BUFFERED_TRACES, "{trace}", "Traces buffered awaiting completion."
+    )
+    late = meter.create_counter(
+        n.METRIC_LATE_SPANS, "{span}", "Spans that arrived after their trace was graded."
+    )
+    evicted = meter.create_counter(
+        n.METRIC_EVICTED_TRACES, "{trace}", "Traces evicted from the buffer for memory."
+    )
+    rejected = meter.create_counter(
+        n.METRIC_REJECTED_REQUESTS, "{request}", "OTLP export requests the receiver refused."
+    )
+
+    def receive(method: str, args: tuple[Any, ...]) -> None:
+        if method == "rejected_requests":
+            error_type, transport, *count = args
+            attributes = {n.ERROR_TYPE: error_type, n.TRANSPORT: transport}
+            rejected.add(count[0] if count else 1, attributes)
+        else:
+            instrument = {
+                "buffered_traces_changed": buffered,
+                "late_spans": late,
+                "evicted_traces": evicted,
+            }[method]
+            instrument.add(*args)
+
     out = []
-    for batch in batches:
+    for batch, received in zip(batches, RECEIVED, strict=True):
+        for method, args in received:
+            receive(method, args)
         for verdict, trajectory in batch:
             agent = agent_label(verdict, trajectory)
             provider_name, model = generation_labels(trajectory)
@@ -231,21 +288,23 @@ def sdk_recorded(
 def tally_recorded(
     batches: list[list[tuple[Verdict, Trajectory]]], delta: bool
 ) -> list[MetricsData | None]:
-    """``sdk_recorded``, the verdicts counted by the core and added by the exporter they
-    were attached to (``attach``)."""
-    kept = Kept(_DELTA if delta else None)
+    """``sdk_recorded``, the verdicts counted by the core, the receiver's counts by
+    ``GraderMetrics``, collected by the grader's reader."""
+    kept = Kept(delta)
     collecting = Collecting(kept)
     out = []
-    for batch in batches:
+    for batch, received in zip(batches, RECEIVED, strict=True):
+        for method, args in received:
+            getattr(collecting.metrics, method)(*args)
         tally = collecting.metrics.tally()
         tally.add_all(list(batch))
         tally.flush()
         out.append(collecting.collect(kept))
-    collecting.provider.shutdown()
+    collecting.reader.shutdown()
     return out
 
 
-def shape(data: MetricsData | None) -> dict[Any, Any]:
+def shape(data: MetricsData | SdkMetricsData | None) -> dict[Any, Any]:
     """What a collection says, time stamps left out: per metric (name, unit, description,
     kind, temporality, monotonic), per sorted attribute set, the value or the histogram."""
     out: dict[Any, Any] = {}
@@ -292,7 +351,13 @@ def test_collections_are_what_the_sdk_instruments_aggregate(delta: bool) -> None
     got = [shape(d) for d in tally_recorded(batches, delta)]
     assert got == expected
     assert expected[0] and expected[1]
-    assert bool(expected[2]) is not delta, "delta: nothing new, nothing reported"
+    assert len(expected[0]) == 10, "six counters, the durations, three of the receiver's"
+    assert n.METRIC_EVICTED_TRACES in {key[0] for key in expected[1]}
+    last = {key[0] for key in expected[2]}
+    if delta:
+        assert last == {n.METRIC_BUFFERED_TRACES}, "delta: nothing new, only the up-down sum"
+    else:
+        assert len(last) == 11
 
 
 class Supplied(MetricExporter):
@@ -300,12 +365,12 @@ class Supplied(MetricExporter):
 
     def __init__(self, result: MetricExportResult = MetricExportResult.SUCCESS) -> None:
         super().__init__()
-        self.exported: list[MetricsData] = []
+        self.exported: list[SdkMetricsData] = []
         self.result = result
         self.shut_down = False
 
     def export(
-        self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+        self, metrics_data: SdkMetricsData, timeout_millis: float = 10_000, **kwargs: Any
     ) -> MetricExportResult:
         self.exported.append(metrics_data)
         return self.result
@@ -351,13 +416,55 @@ def test_a_supplied_exporter_gets_the_verdict_metrics_in_the_preferred_temporali
     collecting.metrics.late_spans(1)
     collecting.reader.collect()
     assert failures == ["SuppliedMetricExporter"]
-    collecting.provider.shutdown()
+    collecting.reader.shutdown()
     assert supplied.shut_down
 
 
-def test_an_exporter_takes_one_attachment() -> None:
+def test_a_reader_collects_on_its_interval_and_once_more_at_shutdown() -> None:
+    kept = Kept()
+    metrics = GraderMetrics()
+    reader = MetricReader(
+        kept, metrics, Resource.create({}), InstrumentationScope("test"), interval_ms=20
+    )
+    metrics.late_spans(1)
+    assert kept.arrived.wait(30), "the reader's thread collected on its interval"
+    reader.shutdown()
+    assert reader.exporter.shut_down
+    (value,) = {
+        p.value
+        for d in kept.delivered
+        for p in d.resource_metrics[0].scope_metrics[0].metrics[0].data.data_points
+    }
+    assert value == 1
+    count = len(kept.delivered)
+    metrics.late_spans(1)
+    reader.shutdown()  # once only
+    assert len(kept.delivered) == count
+
+
+def test_an_infinite_interval_collects_at_shutdown_only() -> None:
     kept = Kept()
     collecting = Collecting(kept)
-    with pytest.raises(ValueError, match="already"):
-        collecting.metrics.attach(kept, Resource.create({}), InstrumentationScope("test"))
-    collecting.provider.shutdown()
+    collecting.metrics.evicted_traces(3)
+    assert kept.delivered == []
+    collecting.reader.shutdown()
+    (data,) = kept.delivered
+    (metric,) = data.resource_metrics[0].scope_metrics[0].metrics
+    assert metric.name == n.METRIC_EVICTED_TRACES
+    assert [p.value for p in metric.data.data_points] == [3]
+
+
+def test_the_noop_metrics_take_no_reader() -> None:
+    with pytest.raises(ValueError, match="no readers"):
+        MetricReader(
+            Kept(), GraderMetrics.noop(), Resource.create({}), InstrumentationScope("test")
+        )
+
+
+@pytest.mark.parametrize("value", ["0", "-5"])
+def test_an_interval_of_zero_or_less_is_refused(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OTEL_METRIC_EXPORT_INTERVAL", value)
+    with pytest.raises(ValueError, match="must be above 0"):
+        MetricReader(Kept(), GraderMetrics(), Resource.create({}), InstrumentationScope("t"))
