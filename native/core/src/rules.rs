@@ -32,6 +32,7 @@
 //! conditions see no children) and a parent condition at its direct parent only (seen
 //! without parent or children), so a trace costs at most rules x conditions x spans tests.
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::hashing::FastMap;
@@ -165,6 +166,9 @@ pub trait Searcher {
 /// meets ever new span names: new tools, new models).
 pub const MEMO_TEXTS: usize = 4096;
 
+/// Key sets a span's keys are compared with before `RegexMemo::keyset_rows` is asked.
+const KEYSETS_COMPARED: usize = 8;
+
 /// Texts longer than this are searched every time, not remembered (names are short; a long
 /// attribute value would make the memo's memory grow with the input).
 pub const MEMO_MAX_TEXT: usize = 1024;
@@ -193,8 +197,13 @@ pub struct RegexMemo {
     any_may: Vec<u64>,
     /// Per set of attribute keys a span has (the `present` bits), what its keys alone tell
     /// (see [`KeySet`]): spans of one kind share their key set. Bounded like the rows:
-    /// emptied when a new entry would pass `MEMO_TEXTS`.
-    keysets: FastMap<Box<[u64]>, KeySet>,
+    /// emptied when a new entry would pass `MEMO_TEXTS`. A span finds its set among the first
+    /// [`KEYSETS_COMPARED`] by comparing a word or two with each (a trace's spans are of a
+    /// handful of kinds), and only past those through `keyset_rows` (a hash and a probe,
+    /// ~60 instructions).
+    keysets: Vec<(Box<[u64]>, KeySet)>,
+    /// The position in `keysets` of each set past the first [`KEYSETS_COMPARED`].
+    keyset_rows: FastMap<Box<[u64]>, usize>,
     /// Per [`KeyIndex`] of the table (by position), per text value of its key, the rules
     /// that value leaves possible.
     values: Vec<FastMap<Box<str>, Box<[u64]>>>,
@@ -217,7 +226,8 @@ impl Default for RegexMemo {
             candidates: Vec::new(),
             present: Vec::new(),
             any_may: Vec::new(),
-            keysets: FastMap::default(),
+            keysets: Vec::new(),
+            keyset_rows: FastMap::default(),
             values: Vec::new(),
         }
     }
@@ -378,6 +388,9 @@ pub struct RuleTable {
     /// one of its keys does (the key's [`KeyIndex`]) or one of its span-name regexes does
     /// (`name_any`).
     piecewise: Box<[u64]>,
+    /// The words of `piecewise` from its first nonzero one to its last (only those are
+    /// applied per span).
+    piecewise_words: Range<usize>,
     /// Per regex of a span-name condition in such an `any`, the rules holding it.
     name_any: Vec<(u32, Box<[u64]>)>,
     /// Per rule, the tests its [`KeyIndex`] clauses decide (see [`Decided`]).
@@ -455,6 +468,11 @@ struct KeyIndex {
     key: u32,
     /// The rules holding such tests (a bit set).
     rules: Box<[u64]>,
+    /// The words of `rules` from its first nonzero one to its last: outside them a mask of
+    /// this key keeps every rule and satisfies no `any` (see [`KeyIndex::mask`]), so a span
+    /// reads and applies only these (a key's rules are mostly a few files', not all six
+    /// words of the bundled table's).
+    words: Range<usize>,
     /// Per rule (its number), its clauses: each holds when one of its tests does.
     clauses: Vec<RuleClauses>,
     /// Per rule whose `any` is decided piecewise (see [`RuleTable::select`]), its `any`'s
@@ -596,9 +614,15 @@ fn key_tests(rules: &[Match], words: usize) -> Vec<KeyIndex> {
                 .flat_map(|(_, held)| held.iter().flatten())
                 .chain(any_tests.iter().flat_map(|(_, tests)| tests))
                 .any(|test| matches!(test, AttrTest::EqualsText(_)));
+            let first = rules.iter().position(|&word| word != 0).unwrap_or(0);
+            let end = rules
+                .iter()
+                .rposition(|&word| word != 0)
+                .map_or(0, |last| last + 1);
             let mut index = KeyIndex {
                 key,
                 rules,
+                words: first..end.max(first),
                 clauses,
                 any_tests,
                 absent: Box::default(),
@@ -655,6 +679,37 @@ fn next_set(bits: &[u64], from: usize) -> Option<usize> {
         word += 1;
         current = *bits.get(word)?;
     }
+}
+
+/// A [`KeyIndex`] mask (`words` words of rules kept, then as many of piecewise `any`s
+/// satisfied; see [`KeyIndex::mask`]) applied to a span's `candidates` and `any_may`, in the
+/// index's `range` of words only (outside it the mask keeps all and satisfies none).
+fn apply_mask(mask: &[u64], range: Range<usize>, candidates: &mut [u64], any_may: &mut [u64]) {
+    let (keep, yes) = mask.split_at(candidates.len().min(mask.len()));
+    if let (Some(held), Some(keep)) = (candidates.get_mut(range.clone()), keep.get(range.clone())) {
+        for (word, keep) in held.iter_mut().zip(keep) {
+            *word &= keep;
+        }
+    }
+    if let (Some(may), Some(yes)) = (any_may.get_mut(range.clone()), yes.get(range)) {
+        for (word, yes) in may.iter_mut().zip(yes) {
+            *word |= yes;
+        }
+    }
+}
+
+/// `bits` made `len` words of `value`, in the memory it has (a span's bit sets are as long
+/// as the last span's: filled, not cleared and grown a word at a time).
+fn reset(bits: &mut Vec<u64>, len: usize, value: u64) {
+    bits.truncate(len);
+    bits.fill(value);
+    bits.resize(len, value);
+}
+
+/// Whether two bit sets hold the same words (a word at a time: a key set is a word or two,
+/// where a slice comparison calls `memcmp`).
+fn same_words(a: &[u64], b: &[u64]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 fn has(bits: &[u64], index: u32) -> bool {
@@ -750,7 +805,13 @@ impl RuleTable {
             }
         }
         let decided = rules.iter().map(Decided::of).collect();
+        let first = piecewise.iter().position(|&word| word != 0).unwrap_or(0);
+        let end = piecewise
+            .iter()
+            .rposition(|&word| word != 0)
+            .map_or(0, |last| last + 1);
         let table = Self {
+            piecewise_words: first..end.max(first),
             decided,
             rules,
             group_end,
@@ -862,14 +923,11 @@ impl RuleTable {
         let mut rows = Rows::default();
         let words = self.rules.len().div_ceil(64);
         let mut candidates = std::mem::take(&mut memo.candidates);
-        candidates.clear();
-        candidates.resize(words, u64::MAX);
+        reset(&mut candidates, words, u64::MAX);
         let mut present = std::mem::take(&mut memo.present);
-        present.clear();
-        present.resize(self.keys.len().div_ceil(64), 0);
+        reset(&mut present, self.keys.len().div_ceil(64), 0);
         let mut any_may = std::mem::take(&mut memo.any_may);
-        any_may.clear();
-        any_may.resize(words, 0);
+        reset(&mut any_may, words, 0);
         let found = self
             .narrow(span, &mut rows, memo, &mut candidates, &mut any_may)
             .and_then(|()| {
@@ -898,14 +956,31 @@ impl RuleTable {
         any_may: &mut [u64],
     ) -> Result<(), S::Error> {
         let words = candidates.len();
-        if !memo.keysets.contains_key(present) {
-            if memo.keysets.len() >= MEMO_TEXTS {
-                memo.keysets.clear();
-            }
-            let set = self.keyset(present, words);
-            memo.keysets.insert(present.into(), set);
-        }
-        let Some(set) = memo.keysets.get(present) else {
+        let compared = memo
+            .keysets
+            .iter()
+            .take(KEYSETS_COMPARED)
+            .position(|(keys, _)| same_words(keys, present));
+        let row = match compared {
+            Some(row) => row,
+            None => match memo.keyset_rows.get(present) {
+                Some(&row) => row,
+                None => {
+                    if memo.keysets.len() >= MEMO_TEXTS {
+                        memo.keysets.clear();
+                        memo.keyset_rows.clear();
+                    }
+                    let row = memo.keysets.len();
+                    memo.keysets
+                        .push((present.into(), self.keyset(present, words)));
+                    if row >= KEYSETS_COMPARED {
+                        memo.keyset_rows.insert(present.into(), row);
+                    }
+                    row
+                }
+            },
+        };
+        let Some((_, set)) = memo.keysets.get(row) else {
             return Ok(());
         };
         for (word, keep) in candidates.iter_mut().zip(set.keep.iter()) {
@@ -923,11 +998,14 @@ impl RuleTable {
             let Some(index) = self.key_index.get(slot) else {
                 continue;
             };
-            if !candidates
-                .iter()
-                .zip(index.rules.iter())
-                .any(|(c, r)| c & r != 0)
-            {
+            let range = index.words.clone();
+            let (Some(held), Some(rules)) = (
+                candidates.get(range.clone()),
+                index.rules.get(range.clone()),
+            ) else {
+                continue;
+            };
+            if !held.iter().zip(rules).any(|(c, r)| c & r != 0) {
                 continue;
             }
             let values = memo.values.get_mut(slot);
@@ -954,21 +1032,18 @@ impl RuleTable {
                     },
                     Value::Text(Text::Opaque) | Value::Other => &index.other,
                 };
-                let (keep, yes) = mask.split_at(words.min(mask.len()));
-                for (word, keep) in candidates.iter_mut().zip(keep) {
-                    *word &= keep;
-                }
-                for (word, yes) in any_may.iter_mut().zip(yes) {
-                    *word |= yes;
-                }
+                apply_mask(mask, range.clone(), candidates, any_may);
             })?;
         }
-        for ((word, piecewise), may) in candidates
-            .iter_mut()
-            .zip(self.piecewise.iter())
-            .zip(any_may.iter())
-        {
-            *word &= !piecewise | may;
+        let range = self.piecewise_words.clone();
+        if let (Some(held), Some(piecewise), Some(may)) = (
+            candidates.get_mut(range.clone()),
+            self.piecewise.get(range.clone()),
+            any_may.get(range),
+        ) {
+            for ((word, piecewise), may) in held.iter_mut().zip(piecewise).zip(may) {
+                *word &= !piecewise | may;
+            }
         }
         Ok(())
     }
@@ -1843,6 +1918,39 @@ mod tests {
             assert_eq!(table.select(&span(value), &mut n, &mut memo), Ok(None));
             assert!(memo.values.iter().all(|values| values.len() <= MEMO_TEXTS));
         }
+    }
+
+    #[test]
+    fn key_sets_past_the_compared_ones_are_found_by_their_words() {
+        // Rule i needs key i: a span matches the first key it has.
+        let rules = (0..5)
+            .map(|key| all(vec![attr(key, AttrTest::Exists(true))]))
+            .collect();
+        let table = RuleTable::new(rules, keys(5), vec![], 0).unwrap();
+        let mut n = needles(&[]);
+        let mut memo = RegexMemo::new();
+        for _ in 0..2 {
+            for set in 0u32..32 {
+                let span = Span {
+                    attrs: (0..5)
+                        .filter(|key| set & (1 << key) != 0)
+                        .map(|key| text(key, "x"))
+                        .collect(),
+                    lists_keys: true,
+                    ..Span::default()
+                };
+                let want = (0..5)
+                    .find(|key| set & (1 << key) != 0)
+                    .map(|key| key as usize);
+                assert_eq!(
+                    table.select(&span, &mut n, &mut memo),
+                    Ok(want),
+                    "keys {set:05b}"
+                );
+            }
+        }
+        assert_eq!(memo.keysets.len(), 32, "one entry per set of keys");
+        assert_eq!(memo.keyset_rows.len(), 32 - KEYSETS_COMPARED);
     }
 
     #[test]

@@ -34,7 +34,7 @@ pub struct RuleTable {
     /// The attribute keys as interned `str`s (their hashes computed once).
     keys: Vec<Py<PyString>>,
     /// The same keys -> their numbers, to list a span's keys the table tests from its own
-    /// attributes (`present_keys`).
+    /// attributes (`present_keys`); content keys are left out (never read from a span).
     numbers: Py<PyDict>,
     /// The value lists of `equals` conditions whose values are not all text.
     host_lists: Vec<Py<PyList>>,
@@ -243,6 +243,19 @@ impl<'py> Family<'py> {
 /// A span's attributes under the table's keys: (key number, value) pairs.
 type Listed<'py> = Vec<(u32, Bound<'py, PyAny>)>;
 
+/// A span's attributes and content read so far: (key number, value or `None` for absent).
+type Read<'py> = Vec<(u32, Option<Bound<'py, PyAny>>)>;
+
+/// Buffers handed from span to span of a `select` call: a span takes one when it first
+/// needs it and its drop gives it back emptied, as a span's lists made anew cost an
+/// allocation (and a growth or two) and their release each.
+struct Spare<'py> {
+    /// For `present_keys`' listing.
+    listed: Listed<'py>,
+    /// For `attr`'s reads (about half the spans read content).
+    read: Read<'py>,
+}
+
 /// One `SpanRecord` (or any object with its fields) as the core's `SpanAccess`.
 struct PySpan<'a, 'py> {
     table: &'a RuleTable,
@@ -257,9 +270,8 @@ struct PySpan<'a, 'py> {
     family: Option<&'a Family<'py>>,
     /// The key numbers of the key objects met so far (`present_keys`).
     seen: &'a RefCell<SeenKeys>,
-    /// A `Listed` buffer handed from span to span (`present_keys` takes it, the span's drop
-    /// gives it back): a span's list made anew cost an allocation and its release.
-    spare: &'a RefCell<Listed<'py>>,
+    /// Buffers handed from span to span (see [`Spare`]).
+    spare: &'a RefCell<Spare<'py>>,
     name: OnceCell<Bound<'py, PyAny>>,
     scope: OnceCell<Bound<'py, PyAny>>,
     kind: OnceCell<i64>,
@@ -267,7 +279,7 @@ struct PySpan<'a, 'py> {
     /// The attributes read so far by key number (`None`: absent), and the content worked out
     /// for content keys: a few per span, searched in order. (A slot per table key cost more
     /// to allocate, fill and drop per span than the lookups it saved.)
-    read: RefCell<Vec<(u32, Option<Bound<'py, PyAny>>)>>,
+    read: RefCell<Read<'py>>,
     /// Once `present_keys` listed the attributes: the table's keys the span has, with their
     /// values (a handful), and every other key is absent; `read` then holds content only.
     listed: RefCell<Option<Listed<'py>>>,
@@ -282,7 +294,7 @@ impl<'a, 'py> PySpan<'a, 'py> {
         children: Option<&'a Bound<'py, PyDict>>,
         family: Option<&'a Family<'py>>,
         seen: &'a RefCell<SeenKeys>,
-        spare: &'a RefCell<Listed<'py>>,
+        spare: &'a RefCell<Spare<'py>>,
     ) -> PyResult<Self> {
         let attributes = span_held(&span, span::ATTRIBUTES, &names.attributes)?.into_bound();
         let dict = attributes.cast::<PyDict>().ok().cloned();
@@ -329,7 +341,13 @@ impl<'a, 'py> PySpan<'a, 'py> {
             }
             None => self.read_attr(key as usize)?,
         };
-        self.read.borrow_mut().push((key, value.clone()));
+        let mut read = self.read.borrow_mut();
+        if read.capacity() == 0 {
+            if let Ok(mut spare) = self.spare.try_borrow_mut() {
+                *read = std::mem::take(&mut spare.read);
+            }
+        }
+        read.push((key, value.clone()));
         Ok(value)
     }
 
@@ -386,15 +404,21 @@ impl<'a, 'py> PySpan<'a, 'py> {
 }
 
 impl Drop for PySpan<'_, '_> {
-    /// Gives the span's listed attributes' buffer back (emptied) for the next span.
+    /// Gives the span's buffers back (emptied) for the next span.
     fn drop(&mut self) {
+        let Ok(mut spare) = self.spare.try_borrow_mut() else {
+            return;
+        };
         if let Some(mut listed) = self.listed.get_mut().take() {
             listed.clear();
-            if let Ok(mut spare) = self.spare.try_borrow_mut() {
-                if spare.capacity() < listed.capacity() {
-                    *spare = listed;
-                }
+            if spare.listed.capacity() < listed.capacity() {
+                spare.listed = listed;
             }
+        }
+        let read = self.read.get_mut();
+        if read.capacity() > spare.read.capacity() {
+            read.clear();
+            spare.read = std::mem::take(read);
         }
     }
 }
@@ -573,14 +597,14 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
     /// attributes; the table tests about a hundred keys): the keys present, whose values
     /// are kept, so the conditions then read no attribute from Python. Other mappings, or a
     /// key of another type (compared by its own `__eq__`), list nothing.
-    fn present_keys(&self, keys: usize, present: &mut [u64]) -> PyResult<bool> {
+    fn present_keys(&self, _keys: usize, present: &mut [u64]) -> PyResult<bool> {
         let Some(dict) = &self.dict else {
             return Ok(false);
         };
         let py = dict.py();
         let numbers = self.table.numbers.bind(py);
         let mut seen = self.seen.borrow_mut();
-        let mut found = std::mem::take(&mut *self.spare.borrow_mut());
+        let mut found = std::mem::take(&mut self.spare.borrow_mut().listed);
         found.clear();
         let mut at: ffi::Py_ssize_t = 0;
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
@@ -592,7 +616,7 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut at, &mut key, &mut value) } != 0 {
             if unsafe { ffi::PyUnicode_CheckExact(key) } == 0 {
                 present.fill(0);
-                *self.spare.borrow_mut() = found;
+                self.spare.borrow_mut().listed = found;
                 return Ok(false);
             }
             let number = match seen.known(key) {
@@ -602,14 +626,12 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
                     seen.number(key.cast::<PyString>()?, numbers)?
                 }
             };
+            // `None` too for a content key (left out of `numbers`): the span's own attribute
+            // under it is not read.
             let Some(number) = number else {
                 continue;
             };
-            if self.table.content_of(number).is_some() {
-                continue; // the span's own attribute under a content key is not read
-            }
-            let word = present.get_mut(number as usize / 64);
-            if let (Some(word), true) = (word, (number as usize) < keys) {
+            if let Some(word) = present.get_mut(number as usize / 64) {
                 *word |= 1 << (number % 64);
                 found.push((number, unsafe { Bound::from_borrowed_ptr(py, value) }));
             }
@@ -731,10 +753,6 @@ impl RuleTable {
             .iter()
             .map(|key| PyString::intern(py, key).unbind())
             .collect();
-        let numbers = PyDict::new(py);
-        for (number, key) in interned.iter().enumerate() {
-            numbers.set_item(key.bind(py), number)?;
-        }
         let content = match content {
             None => None,
             Some((reads, placeholders, dumps)) => {
@@ -765,6 +783,18 @@ impl RuleTable {
                 })
             }
         };
+        // A content key is left out: a span's own attribute under it is never read, so the
+        // listing passes it over as it does a key no condition tests.
+        let numbers = PyDict::new(py);
+        for (number, key) in interned.iter().enumerate() {
+            let stands_for_content = content
+                .as_ref()
+                .and_then(|content| content.origins.get(number))
+                .is_some_and(Option::is_some);
+            if !stands_for_content {
+                numbers.set_item(key.bind(py), number)?;
+            }
+        }
         let lists = u32::try_from(host_lists.len())
             .map_err(|_| PyValueError::new_err("too many value lists"))?;
         let mut table = CoreTable::new(
@@ -851,7 +881,10 @@ impl RuleTable {
                 .map(std::mem::take)
                 .unwrap_or_default(),
         );
-        let spare = RefCell::new(Vec::new());
+        let spare = RefCell::new(Spare {
+            listed: Vec::with_capacity(8),
+            read: Vec::new(),
+        });
         let mut out = Vec::with_capacity(family.spans.len());
         let mut found = Ok(());
         for span in &family.spans {
