@@ -51,3 +51,18 @@ def test_a_steps_scan_text_spells_floats_as_python() -> None:
     for x in _halfway(rng, 2_000):
         text = _native.raw_json({"arguments": {"amount": x}})
         assert text is not None and repr(x) in text, (x, text)
+
+
+def test_the_reports_spell_floats_as_python() -> None:
+    """The JSON report's writers (``json_indented``, ``report_text``) against ``json.dumps``:
+    ties and any bit pattern, short decimals, every power of two, and each side of the
+    switches to exponent notation (below 1e-4, from 1e16), where the core's digits are laid
+    out as Python lays them out."""
+    rng = random.Random(38)
+    floats = [*_halfway(rng, 5_000), *_any_bits(rng, 5_000)]
+    floats += [float(f"{rng.randrange(10**17)}e{rng.randint(-30, 30)}") for _ in range(5_000)]
+    floats += [2.0**e for e in range(-1074, 1024)]
+    floats += [1e16, 9.999999999999998e15, 1e15, 1e-5, 1e-4, 9.999999999999999e-5, 1.5e-5, 0.0]
+    floats += [-x for x in floats]
+    assert _native.json_indented(floats, 0) == json.dumps(floats, indent=0)
+    assert _native.report_text(floats) == json.dumps(floats, indent=2).encode()

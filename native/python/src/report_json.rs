@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use std::sync::Mutex;
 
 use otel_oracles_core::json_text::{
-    escape_surrogates, float_text, write_int, write_shown_string, write_string,
+    escape_surrogates, write_float_text, write_int, write_shown_string, write_string,
 };
 use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -274,7 +274,7 @@ impl Writer {
             if M == PLAIN && !(x.is_finite() && value.is_exact_instance_of::<PyFloat>()) {
                 return Err(Stop::Left);
             }
-            out.extend_from_slice(float_text(x).as_bytes());
+            write_float_text(x, out);
         } else if M != PLAIN && value.is_exact_instance_of::<PyTuple>() {
             let tuple = value.cast::<PyTuple>().map_err(PyErr::from)?;
             let (len, items) = (tuple.len(), tuple.iter().map(Ok::<_, PyErr>));
@@ -410,7 +410,7 @@ impl Writer {
         // `json`'s order: str, float, True, False, None, int.
         let mut spelled = Vec::new();
         if let Ok(number) = key.cast::<PyFloat>() {
-            spelled.extend_from_slice(float_text(number.value()).as_bytes());
+            write_float_text(number.value(), &mut spelled);
         } else if let Ok(flag) = key.cast::<PyBool>() {
             spelled.extend_from_slice(if flag.is_true() { b"true" } else { b"false" });
         } else if key.is_none() {

@@ -7,8 +7,6 @@
 //! dicts and lists as Python prints them. Strings are quoted by [`crate::pyrepr`], the one
 //! implementation of `str.__repr__` in the core.
 
-use std::fmt::Write as _;
-
 use super::value::J;
 use crate::pyrepr::py_repr;
 
@@ -68,11 +66,13 @@ pub fn repr_float(x: f64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// [`repr_float`] appended to `out`, with no allocation: Rust's `{:e}` gives the shortest
-/// round-trip digits and their exponent (into a buffer on the stack; Python's even digit
-/// where two shortest forms are equally near, [`nearest_of_shortest`]), which are then laid
-/// out as Python does. A float is written this way wherever one is (the scan text, the
-/// parsers' dumps, the report), so the formatter's machinery is entered once per float.
+/// [`repr_float`] appended to `out`, with no allocation: `zmij` (Schubfach) gives the
+/// shortest round-trip digits, the nearest of them to `x` and the even one where two are
+/// equally near, which is what Python's `repr` (David Gay's mode 0) writes; only its layout
+/// differs, and is changed here where it does. A float is written this way wherever one
+/// is (the scan text, the parsers' dumps, the report): `{:e}` through the formatter's
+/// machinery, its halfway cases formatted again and parsed back, was ~1,200 instructions
+/// a float, this a few dozen.
 pub fn write_repr_float(x: f64, out: &mut Vec<u8>) {
     if x.is_nan() {
         out.extend_from_slice(b"nan");
@@ -82,123 +82,36 @@ pub fn write_repr_float(x: f64, out: &mut Vec<u8>) {
         out.extend_from_slice(if x > 0.0 { b"inf" } else { b"-inf" });
         return;
     }
-    let mut sci = StackText::default();
-    // `{:e}` of a finite f64: "-1.2345e-7"; at most 24 bytes ("-2.2250738585072014e-308").
-    if write!(sci, "{x:e}").is_err() {
-        return;
-    }
-    let nearest = nearest_of_shortest(x, &sci);
-    let sci = nearest.as_ref().unwrap_or(&sci);
-    let sci = &sci.bytes[..sci.len];
-    let (mantissa, exp) = match sci.iter().position(|b| *b == b'e') {
-        Some(at) => (&sci[..at], &sci[at + 1..]),
-        None => (sci, &b"0"[..]),
+    let mut buffer = zmij::Buffer::new();
+    let text = buffer.format_finite(x).as_bytes();
+    let (sign, body) = match text.split_first() {
+        Some((b'-', rest)) => text.split_at(text.len() - rest.len()),
+        _ => (&b""[..], text),
     };
-    let (negative_exp, exp_digits) = match exp.split_first() {
-        Some((b'-', rest)) => (true, rest),
-        _ => (false, exp),
-    };
-    let magnitude = exp_digits
-        .iter()
-        .fold(0i32, |n, d| n * 10 + i32::from(d.wrapping_sub(b'0')));
-    let exp = if negative_exp { -magnitude } else { magnitude };
-    let mantissa = match mantissa.split_first() {
-        Some((b'-', rest)) => {
-            out.push(b'-');
-            rest
-        }
-        _ => mantissa,
-    };
-    let mut digits = [0u8; 24];
-    let mut n = 0;
-    for d in mantissa.iter().filter(|d| **d != b'.') {
-        digits[n] = *d;
-        n += 1;
-    }
-    let digits = &digits[..n];
-    let n = n as i32;
-    let decpt = exp + 1;
-    if !(-4..16).contains(&exp) {
-        out.push(digits[0]);
-        if digits.len() > 1 {
-            out.push(b'.');
-            out.extend_from_slice(&digits[1..]);
-        }
-        out.extend_from_slice(if exp < 0 { b"e-" } else { b"e+" });
-        let abs = exp.unsigned_abs();
-        if abs < 10 {
+    // zmij writes decimal exponents -5 to 15 in positional notation ("0.00001234",
+    // "12.34", "1234.0", as Python from -4), others as "1.234e-7" and "1e+16" (Python
+    // pads the exponent to two digits: "1.234e-07").
+    if let Some(at) = body.iter().position(|b| *b == b'e') {
+        let (mantissa, exp) = body.split_at(at + 2);
+        out.extend_from_slice(sign);
+        out.extend_from_slice(mantissa);
+        if exp.len() < 2 {
             out.push(b'0');
         }
-        let mut spelled = [0u8; 3];
-        let mut at = spelled.len();
-        let mut rest = abs;
-        loop {
-            at -= 1;
-            spelled[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
+        out.extend_from_slice(exp);
+    } else if let Some(digits) = body.strip_prefix(b"0.0000") {
+        // Exponent -5 (`digits` are all the significant ones): Python's exponent notation.
+        out.extend_from_slice(sign);
+        if let Some((first, rest)) = digits.split_first() {
+            out.push(*first);
+            if !rest.is_empty() {
+                out.push(b'.');
+                out.extend_from_slice(rest);
             }
         }
-        out.extend_from_slice(&spelled[at..]);
-    } else if decpt <= 0 {
-        out.extend_from_slice(b"0.");
-        out.resize(out.len() + (-decpt) as usize, b'0');
-        out.extend_from_slice(digits);
-    } else if decpt >= n {
-        out.extend_from_slice(digits);
-        out.resize(out.len() + (decpt - n) as usize, b'0');
-        out.extend_from_slice(b".0");
+        out.extend_from_slice(b"e-05");
     } else {
-        let (int, frac) = digits.split_at(decpt as usize);
-        out.extend_from_slice(int);
-        out.push(b'.');
-        out.extend_from_slice(frac);
-    }
-}
-
-/// Python's choice where `{:e}`'s differs: when `x` lies exactly halfway between two
-/// decimals of the shortest length that reads back as `x`, `repr` takes the even one (the
-/// correctly rounded digits, David Gay's mode 0), while `{:e}`'s shortest mode may take the
-/// other (`834400034008635.25` is written `...635.3`, Python `...635.2`). `{:.N$e}` rounds
-/// exactly, half to even, so the digits at the shortest length are formatted that way and
-/// kept if they read back as `x` (at a power of two the nearer decimal can fall outside the
-/// narrower side of the rounding interval; then the shortest mode's is the only one).
-/// Halfway cases need a binary spacing as coarse as the last decimal digit, which only
-/// 16- and 17-digit shortest forms have, so shorter ones are not formatted again.
-fn nearest_of_shortest(x: f64, sci: &StackText) -> Option<StackText> {
-    let text = &sci.bytes[..sci.len];
-    let mantissa = &text[..text.iter().position(|b| *b == b'e').unwrap_or(text.len())];
-    let digits = mantissa.iter().filter(|b| b.is_ascii_digit()).count();
-    if digits < 16 {
-        return None;
-    }
-    let mut exact = StackText::default();
-    write!(exact, "{:.*e}", digits - 1, x).ok()?;
-    let exact_text = &exact.bytes[..exact.len];
-    let reads_back = std::str::from_utf8(exact_text)
-        .ok()
-        .and_then(|t| t.parse::<f64>().ok())
-        == Some(x);
-    (exact_text != text && reads_back).then_some(exact)
-}
-
-/// A short text written on the stack (`{:e}` of a float).
-#[derive(Default)]
-struct StackText {
-    bytes: [u8; 32],
-    len: usize,
-}
-
-impl std::fmt::Write for StackText {
-    fn write_str(&mut self, piece: &str) -> std::fmt::Result {
-        let end = self.len + piece.len();
-        self.bytes
-            .get_mut(self.len..end)
-            .ok_or(std::fmt::Error)?
-            .copy_from_slice(piece.as_bytes());
-        self.len = end;
-        Ok(())
+        out.extend_from_slice(text);
     }
 }
 
