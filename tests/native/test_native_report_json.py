@@ -335,3 +335,26 @@ def test_the_report_refuses_a_cycle_as_json_dumps_does() -> None:
     cycle[0]["again"] = cycle
     with pytest.raises(ValueError, match="Circular reference detected"):
         report_text(cycle)
+
+
+class Emptied(list[int]):
+    """A list whose truth (asked by ``json.dumps`` before its items) empties ``target``."""
+
+    def __init__(self, target: dict[str, Any]) -> None:
+        super().__init__([1])
+        self.target = target
+
+    def __bool__(self) -> bool:
+        self.target.clear()
+        return True
+
+
+def test_a_dict_changed_while_written_is_refused_as_json_dumps_refuses_it() -> None:
+    data: dict[str, Any] = {"a": 1, "b": None, "c": "x"}
+    data["b"] = Emptied(data)
+    with pytest.raises(RuntimeError, match="changed size during iteration"):
+        python_text(data)
+    data = {"a": 1, "b": None, "c": "x"}
+    data["b"] = Emptied(data)
+    with pytest.raises(RuntimeError, match="changed size during iteration"):
+        report_text(data)

@@ -28,7 +28,7 @@ use std::sync::Mutex;
 use otel_oracles_core::json_text::{
     escape_surrogates, write_float_text, write_int, write_shown_string, write_string,
 };
-use pyo3::exceptions::{PyRecursionError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRecursionError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -251,9 +251,9 @@ impl Writer {
             let (len, items) = (list.len(), list.iter().map(Ok::<_, PyErr>));
             self.container::<M>(value, out, |w, out| w.items::<M>(items, len, depth, out))?;
         } else if value.is_exact_instance_of::<PyDict>() {
-            let dict = value.cast::<PyDict>().map_err(PyErr::from)?;
-            let (len, items) = (dict.len(), dict.iter().map(Ok::<_, PyErr>));
-            self.container::<M>(value, out, |w, out| w.object::<M>(items, len, depth, out))?;
+            // SAFETY: an exact `dict`.
+            let dict = unsafe { value.cast_unchecked::<PyDict>() };
+            self.container::<M>(value, out, |w, out| w.dict_object::<M>(dict, depth, out))?;
         } else if let Ok(text) = value.cast::<PyString>() {
             if M == PLAIN && !value.is_exact_instance_of::<PyString>() {
                 return Err(Stop::Left);
@@ -368,29 +368,111 @@ impl Writer {
             if i > 0 {
                 out.push(b',');
             }
-            let at = key.as_ptr() as usize;
             if let Some(lines) = self.lines.as_deref() {
-                if lines.put(at, &item, depth, out) {
+                if lines.put(key.as_ptr() as usize, &item, depth, out) {
                     continue;
                 }
             }
-            let start = out.len();
-            self.newline(depth + 1, out);
-            self.key::<M>(&key, out)?;
-            out.extend_from_slice(b": ");
-            self.write::<M>(&item, depth + 1, out)?;
-            if let Some(lines) = self.lines.as_deref_mut() {
-                if key.is_exact_instance_of::<PyString>() {
-                    if member_kept(&item) {
-                        lines.keep(at, Some(&key), &item, None, depth, &out[start..]);
-                    } else if let Some(items) = list_kept(&item) {
-                        lines.keep(at, Some(&key), &item, Some(items), depth, &out[start..]);
-                    }
+            self.member::<M>(&key, &item, depth, out)?;
+        }
+        self.newline(depth, out);
+        out.push(b'}');
+        Ok(())
+    }
+
+    /// `object` of an exact dict, its pairs read with `PyDict_Next` itself: a pair whose
+    /// line the cache holds is written from the pointers the dict lends (only their
+    /// addresses and a list's items are read, and nothing runs that could change the dict),
+    /// with no reference taken nor dropped and no `PyDict_Size` per pair, as pyo3's iterator
+    /// has; any other pair through `member`, holding references of its own. Writing a value
+    /// can run Python code (a subclass's `__bool__`, `__iter__` or `items`, or a finalizer
+    /// the collector runs on an allocation) that can change the dict: `PyDict_Next` stays
+    /// safe whatever it does, and a dict whose size changed, or that gave more pairs than
+    /// it had, is refused as iterating it in Python refuses it (`RuntimeError`) rather than
+    /// written half old, half new.
+    fn dict_object<const M: u8>(
+        &mut self,
+        dict: &Bound<'_, PyDict>,
+        depth: usize,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        let py = dict.py();
+        let len = dict.len();
+        if len == 0 {
+            out.extend_from_slice(b"{}");
+            return Ok(());
+        }
+        out.push(b'{');
+        let mut at: ffi::Py_ssize_t = 0;
+        let mut read = 0;
+        loop {
+            let mut key = std::ptr::null_mut();
+            let mut item = std::ptr::null_mut();
+            // SAFETY: `dict` is a live dict (held by the caller); `PyDict_Next` lends its key
+            // and value (no reference taken), or answers 0 at the end.
+            if unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut at, &mut key, &mut item) } == 0 {
+                break;
+            }
+            read += 1;
+            if read > len {
+                return Err(Stop::Raised(PyRuntimeError::new_err(
+                    "dictionary keys changed during iteration",
+                )));
+            }
+            if read > 1 {
+                out.push(b',');
+            }
+            if let Some(lines) = self.lines.as_deref() {
+                // SAFETY: lent by the dict, which nothing changes before the line is put.
+                let lent = unsafe { Borrowed::from_ptr(py, item) };
+                if lines.put(key as usize, &lent, depth, out) {
+                    continue;
                 }
+            }
+            // SAFETY: lent by the dict and still in it; each made a reference of its own
+            // before anything runs.
+            let (key, item) = unsafe {
+                (
+                    Bound::from_borrowed_ptr(py, key),
+                    Bound::from_borrowed_ptr(py, item),
+                )
+            };
+            self.member::<M>(&key, &item, depth, out)?;
+            if dict.len() != len {
+                return Err(Stop::Raised(PyRuntimeError::new_err(
+                    "dictionary changed size during iteration",
+                )));
             }
         }
         self.newline(depth, out);
         out.push(b'}');
+        Ok(())
+    }
+
+    /// A dict's pair `key: item` (its line not in the cache), `depth` deep: its newline,
+    /// key and value, the line kept when it may be.
+    fn member<const M: u8>(
+        &mut self,
+        key: &Bound<'_, PyAny>,
+        item: &Bound<'_, PyAny>,
+        depth: usize,
+        out: &mut Vec<u8>,
+    ) -> Written {
+        let start = out.len();
+        self.newline(depth + 1, out);
+        self.key::<M>(key, out)?;
+        out.extend_from_slice(b": ");
+        self.write::<M>(item, depth + 1, out)?;
+        if let Some(lines) = self.lines.as_deref_mut() {
+            if key.is_exact_instance_of::<PyString>() {
+                let at = key.as_ptr() as usize;
+                if member_kept(item) {
+                    lines.keep(at, Some(key), item, None, depth, &out[start..]);
+                } else if let Some(items) = list_kept(item) {
+                    lines.keep(at, Some(key), item, Some(items), depth, &out[start..]);
+                }
+            }
+        }
         Ok(())
     }
 
