@@ -101,6 +101,8 @@ __all__ = [
     "join_facts",
     "join_keys",
     "json_indented",
+    "known_clear",
+    "lacking_of",
     "list_steps",
     "markup_text",
     "merge_stacked_generations",
@@ -1471,6 +1473,16 @@ def calls_of(
     ``names`` names (every call for none), kept in its ``memo``
     (``native/python/src/evidence.rs``)."""
 
+def lacking_of(evidence: Any, plan: Any, /) -> tuple[tuple[str, str], ...]:
+    """``Evidence.lacking_of``: ``(name, message)`` for each evidence name of ``plan`` (an
+    ``evidence.Plan``) that ``evidence`` (an ``Evidence``) lacks, kept in its ``memo``
+    under the plan (``native/python/src/evidence.rs``)."""
+
+def known_clear(evidence: Any, plan: Any, incomplete: bool, /) -> tuple[bool, bool]:
+    """``evaluator._known_clear``: ``(clear, gapless)`` of a contract's evidence ``plan``
+    on ``evidence``'s trajectory (``incomplete``: graded on timeout), each ``False`` when
+    working it out raised (``KeyboardInterrupt`` excepted)."""
+
 def tool_sequence_diff(
     mode: str,
     items: tuple[tuple[Any, tuple[str, ...], bool], ...],
@@ -1544,8 +1556,10 @@ _Finding = TypeVar("_Finding")
 @final
 class CheckPlans(Generic[_Finding]):
     """How the built-in checks make their ``native_plan`` (``grade.oracles.trace_common.PLANS``;
-    ``native/python/src/check_plans.rs``): ``finding`` the check's ``Finding`` class, the two
-    helpers the evidence is asked through, and ``failures`` what judging a call's failure
+    ``native/python/src/check_plans.rs``): ``finding`` the check's ``Finding`` class,
+    ``screens`` what ``repeated_args_candidates``' screens read (``RAW_STEP_META``, the plain
+    value types), the helper a call's normalized arguments are asked through, and
+    ``failures`` what judging a call's failure
     reads (``failures.rs``: the error pattern's search in a result's text, ``DENIED``,
     ``DEFAULT_ERROR_PATTERN``); a failure lists its steps as ``evidence.list_steps`` does,
     calling the core's own (``evidence/naming.rs``)."""
@@ -1553,7 +1567,7 @@ class CheckPlans(Generic[_Finding]):
     def __new__(
         cls,
         finding: type[_Finding],
-        repeated_args_candidates: Callable[[Any, Sequence[Step], int], Sequence[Step]],
+        screens: tuple[frozenset[str], Sequence[type]],
         step_normalized_args: Callable[[Any, Step], str],
         failures: tuple[Callable[[Any, Step, str], bool], str, str],
     ) -> CheckPlans[_Finding]: ...

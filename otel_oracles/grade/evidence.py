@@ -41,6 +41,7 @@ from otel_oracles._native import (
 from otel_oracles._native import absent as native_absent
 from otel_oracles._native import calls_of as native_calls_of
 from otel_oracles._native import is_placeholder as native_is_placeholder
+from otel_oracles._native import lacking_of as native_lacking_of
 from otel_oracles._native import list_steps as native_list_steps
 from otel_oracles._native import message_text as native_message_text
 from otel_oracles._native import where as native_where
@@ -134,14 +135,14 @@ class Evidence:
       a Python call on each read);
     - ``memo``, every answer kept for the trajectory: ``memoized``'s keys, the class's own
       facts under ``"Evidence.<method>"`` (``answering``, ``stopped_short`` ...), the call
-      selections of ``calls_of``, the core's tables (``("call_failures", pattern)`` ...).
+      selections of ``calls_of``, what each evidence ``Plan`` lacks (``lacking_of``, keyed
+      by the plan), the core's tables (``("call_failures", pattern)`` ...).
 
     Not shared across threads: a trajectory is graded by one thread at a time.
     """
 
     __slots__ = (
         "__weakref__",
-        "_lacking",
         "_probed",
         "_steps",
         "groups",
@@ -153,7 +154,6 @@ class Evidence:
         self.trajectory = trajectory
         self.groups: StepView = group_steps(trajectory.steps)
         self.memo: dict[Hashable, Any] = {}
-        self._lacking: dict[Plan, tuple[tuple[str, str], ...]] = {}
         self._probed: dict[str, str | None] = {}
         self._steps: dict[Hashable, dict[int, Any]] = {}
 
@@ -331,52 +331,24 @@ class Evidence:
 
     def lacking_of(self, plan: Plan) -> tuple[tuple[str, str], ...]:
         """``(name, message)`` for every evidence name of ``plan`` (a compiled contract's or
-        check's, ``Plan``) the trajectory lacks, decided once per plan: the checks of a
-        trajectory's contracts ask a handful of plans, most of them lacking nothing, so the
-        usual answer is one dictionary lookup, keyed by the plan itself (hashed by identity,
-        not name by name; after the first: each contract's plan is first asked by
-        ``_known_clear``, so tested with ``in``).
+        check's, ``Plan``) the trajectory lacks, decided once per plan and kept in ``memo``
+        under the plan itself (hashed by identity, not name by name): the checks of a
+        trajectory's contracts ask a handful of plans, most of them lacking nothing.
 
-        The names the core probes (``CORE_PROBES``: the tool-call, token, message,
-        file-edit, timing, steps, agents and tool-names probes) are answered by one call of
-        the plan's core plan, which reads the view's groups and the steps once for all of
-        them (each walk's answer kept in the view, so another plan asking the same name
-        reads it there) and hands back only the names lacking, with the steps that lack
-        them; their messages are worded here. ``tool_names`` needs to know whether the
-        trace is a fragment of a run (``fragment_gap``, which the contract's
-        ``_known_clear`` asks anyway) unless nameless calls decide it. The other names
-        (``final_output`` ...: facts of the trajectory) are each probed once per trajectory
-        (``probed``), their message read straight from ``_probed`` where a contract asked
-        it already."""
-        lacking = self._lacking
-        if plan in lacking:
-            return lacking[plan]
-        names = plan.names
-        found: list[tuple[int, str, str]] = []
-        core = plan.core
-        if core is not None:
-            view = self.groups
-            answering = self.answering() if plan.outcomes else None
-            fragmented = plan.tool_names and not view.nameless and self.fragment_gap() is not None
-            wordings = plan.wordings
-            for pos, read, gaps in core.lacking(view, self.trajectory.steps, answering, fragmented):
-                words = wordings[pos]
-                assert words is not None  # a core name's position
-                message = words(self, read, gaps)
-                if message:
-                    found.append((pos, names[pos], message))
-        python = plan.python
-        if python:
-            core_found = bool(found)
-            done = self._probed
-            for pos, name in python:
-                message = done[name] if name in done else self.probed(name)
-                if message:
-                    found.append((pos, name, message))
-            if core_found:
-                found.sort()
-        kept = lacking[plan] = tuple((name, message) for _, name, message in found)
-        return kept
+        The core's (``evidence.rs`` ``lacking_of``, which the evaluator's ``known_clear``
+        asks for each contract without a Python frame, ~3,500 times a grade): the names the
+        core probes (``CORE_PROBES``: the tool-call, token, message, file-edit, timing,
+        steps, agents and tool-names probes) are answered by one call of the plan's core
+        plan, which reads the view's groups and the steps once for all of them (each walk's
+        answer kept in the view, so another plan asking the same name reads it there) and
+        hands back only the names lacking, with the steps that lack them; their messages are
+        worded by the plan's ``wordings``. ``tool_names`` needs to know whether the trace is
+        a fragment of a run (``fragment_gap``, which the contract's ``known_clear`` asks
+        anyway) unless nameless calls decide it; ``tool_outcomes`` needs the final-answer
+        calls (``answering``). The other names (``final_output`` ...: facts of the
+        trajectory) are each probed once per trajectory (``probed``), in position order
+        with the core's."""
+        return native_lacking_of(self, plan)
 
     def probed(self, name: str) -> str | None:
         """What the probe of evidence ``name`` (``tool_arguments:search_*``) says is

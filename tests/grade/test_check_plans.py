@@ -16,10 +16,12 @@ from typing import Any
 import pytest
 
 from otel_oracles import _native, safe_regex
+from otel_oracles._native import known_clear
 from otel_oracles.errors import ContractError, ReplayError
+from otel_oracles.grade import evidence as evidence_module
 from otel_oracles.grade.compiled import CompiledCheck, compile_check
 from otel_oracles.grade.evaluator import _context, run_compiled
-from otel_oracles.grade.evidence import Evidence
+from otel_oracles.grade.evidence import PROBES, Evidence, Plan
 from otel_oracles.grade.loader import compile_contract, parse_contract
 from otel_oracles.grade.oracles import trace_answers
 from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
@@ -1191,6 +1193,67 @@ def test_the_cores_call_selections_are_those_the_python_made() -> None:
                 assert [id(s) for s in got] == [id(s) for s in want], (where, tools, lenient)
                 chosen += 0 < len(got) < len(ev.groups.calls)
     assert chosen
+
+
+EVIDENCE_NAMES = (
+    *sorted(PROBES),
+    "attribute:gen_ai.system",
+    "attribute:no.such.key",
+    "tool_arguments:search_*",
+    "tool_results:fetch_*",
+    "tool_outcomes:search_docs",
+)
+"""Every evidence name, plain and scoped: the core's probes and the Python's together."""
+
+
+def _plans() -> list[Plan]:
+    """Plans of each name alone, of every name, and of random sets of them (sorted, unique,
+    as a contract's): core-probed and Python-probed names mixed."""
+    rng = random.Random(38)
+    tuples = [(name,) for name in EVIDENCE_NAMES if name != "attribute"]
+    tuples.append(tuple(sorted(n for n in EVIDENCE_NAMES if n != "attribute")))
+    for _ in range(24):
+        picked = rng.sample([n for n in EVIDENCE_NAMES if n != "attribute"], rng.randint(2, 6))
+        tuples.append(tuple(sorted(picked)))
+    return [Plan(names) for names in tuples]
+
+
+def test_the_cores_lacking_answers_are_those_the_python_made(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``Evidence.lacking_of`` and the evaluator's ``known_clear`` (the core's,
+    ``evidence.rs``) answer as the Python did (``check_reference.lacking_of``,
+    ``known_clear``) for plans of core-probed, Python-probed and scoped names, on the
+    captured traces and the edge cases: the same names and messages in position order,
+    kept in the memo under the plan (a second ask is the same tuple). A probe raising
+    leaves the contract not clear; ``KeyboardInterrupt`` escapes."""
+    plans = _plans()
+    lacked = 0
+    for where, trajectory in [*captured_trajectories(SCENARIOS), *_edge_cases()]:
+        ev, reference = Evidence(trajectory), Evidence(trajectory)
+        for plan in plans:
+            got = ev.lacking_of(plan)
+            assert got == check_reference.lacking_of(reference, plan), (where, plan)
+            assert ev.lacking_of(plan) is got and ev.memo[plan] is got
+            lacked += bool(got)
+            for incomplete in (False, True):
+                want = check_reference.known_clear(Evidence(trajectory), plan, incomplete)
+                assert known_clear(Evidence(trajectory), plan, incomplete) == want, where
+    assert lacked > 100
+
+    def broken(ev: Evidence, scope: str | None) -> str | None:
+        raise failure
+
+    trajectory = next(t for _, t in _edge_cases())
+    plan = Plan(("final_output", "steps"))
+    monkeypatch.setitem(evidence_module.PROBES, "final_output", broken)
+    failure: BaseException = RuntimeError("probe broke")
+    assert known_clear(Evidence(trajectory), plan, False) == (False, True)
+    with pytest.raises(RuntimeError):
+        Evidence(trajectory).lacking_of(plan)
+    failure = KeyboardInterrupt()
+    with pytest.raises(KeyboardInterrupt):
+        known_clear(Evidence(trajectory), plan, False)
 
 
 def _named_steps() -> Iterator[Step]:

@@ -26,6 +26,7 @@ from otel_oracles.grade.evidence import (
     MAX_LISTED,
     WORK_INVISIBLE,
     Evidence,
+    Plan,
     is_placeholder,
     tool_responses,
     work_invisible,
@@ -1037,3 +1038,51 @@ REFERENCE: dict[str, Callable[[Any, GradeContext], Finding]] = {
     "file_not_modified": python_body,
     "assertion_exists": python_body,
 }
+
+
+def lacking_of(ev: Evidence, plan: Plan) -> tuple[tuple[str, str], ...]:
+    """``Evidence.lacking_of`` as the Python made it (not kept): the core plan's lacking
+    names worded by the plan's wordings, the Python-probed names asked of ``probed``, in
+    position order."""
+    names = plan.names
+    found: list[tuple[int, str, str]] = []
+    core = plan.core
+    if core is not None:
+        view = ev.groups
+        answering = ev.answering() if plan.outcomes else None
+        fragmented = plan.tool_names and not view.nameless and ev.fragment_gap() is not None
+        for pos, read, gaps in core.lacking(view, ev.trajectory.steps, answering, fragmented):
+            words = plan.wordings[pos]
+            assert words is not None
+            message = words(ev, read, gaps)
+            if message:
+                found.append((pos, names[pos], message))
+    if plan.python:
+        core_found = bool(found)
+        for pos, name in plan.python:
+            message = ev.probed(name)
+            if message:
+                found.append((pos, name, message))
+        if core_found:
+            found.sort()
+    return tuple((name, message) for _, name, message in found)
+
+
+def known_clear(ev: Evidence, plan: Plan, incomplete: bool) -> tuple[bool, bool]:
+    """``evaluator._known_clear`` as the Python made it: ``(clear, gapless)``, each
+    ``False`` when working it out raised (``KeyboardInterrupt`` excepted)."""
+    if incomplete:
+        return False, False
+    try:
+        clear = not lacking_of(ev, plan)
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - as the evaluator did
+        clear = False
+    try:
+        gapless = ev.fragment_gap() is None and ev.coverage_gap() is None
+    except KeyboardInterrupt:
+        raise
+    except BaseException:  # noqa: BLE001 - as the evaluator did
+        gapless = False
+    return clear, gapless

@@ -24,8 +24,8 @@
 //!
 //! The evidence is read through `Evidence`'s own memoized answers, from its memo and its
 //! view without a Python frame (`evidence::calls_of`, `answering`, `stopped_short`, the
-//! view's nameless calls and leaf model calls; then the
-//! `repeated_args_candidates` and `step_normalized_args` helpers of `trace_common`, the
+//! view's nameless calls and leaf model calls, `repeated_args_candidates`' screens
+//! (`evidence::candidates`); then the `step_normalized_args` helper of `trace_common`, the
 //! failed calls' table `failures.rs` keeps and the retries `retries.rs` finds in the same
 //! memo), so a plan and a Python body that ask after it share every answer.
 
@@ -44,7 +44,7 @@ use crate::check_plans_answer::{Answer, Degraded, DegradedHelpers};
 use crate::check_plans_cite::{Cite, Grounded, GroundedHelpers, Required, RequiredHelpers};
 use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
 use crate::checks::FINDING_FIELDS;
-use crate::evidence::{self, listed_steps, view_of, where_text, StepFields, StepView};
+use crate::evidence::{self, listed_steps, view_of, where_text, ScreenRules, StepFields, StepView};
 use crate::failures::Failures;
 use crate::pydict;
 use crate::retries::find_retries;
@@ -156,15 +156,16 @@ impl Budget {
 }
 
 /// The plans' shared parts: how a `Finding` is made, why each call failed (`Failures`:
-/// `trace_common.call_failures`' table, which these plans and the Python read), and the
-/// evidence helpers the plans ask (`trace_common.repeated_args_candidates`,
-/// `step_normalized_args`). One per process (`trace_common.PLANS`); its
+/// `trace_common.call_failures`' table, which these plans and the Python read), what
+/// `trace_common.repeated_args_candidates`' screens read (`ScreenRules`: the plans find
+/// the candidates in the core, without that wrapper's frame) and the evidence helper the
+/// plans ask (`step_normalized_args`). One per process (`trace_common.PLANS`); its
 /// methods make each check's plan.
 #[pyclass(module = "otel_oracles._native", name = "CheckPlans", frozen)]
 pub struct CheckPlans {
     finding: Py<SlotClass>,
     failures: Arc<Failures>,
-    candidates: Py<PyAny>,
+    screens: Arc<ScreenRules>,
     normalized: Py<PyAny>,
 }
 
@@ -173,16 +174,17 @@ impl CheckPlans {
     #[new]
     fn new(
         finding: &Bound<'_, PyType>,
-        repeated_args_candidates: Bound<'_, PyAny>,
+        screens: (Bound<'_, PyFrozenSet>, Vec<Bound<'_, PyAny>>),
         step_normalized_args: Bound<'_, PyAny>,
         failures: (Bound<'_, PyAny>, Bound<'_, PyString>, Bound<'_, PyString>),
     ) -> PyResult<Self> {
         let maker = SlotClass::load(finding, &FINDING_FIELDS, Fallback::Positional)?;
         let (search, denied, default) = failures;
+        let (meta, plain) = screens;
         Ok(Self {
             finding: Py::new(finding.py(), maker)?,
             failures: Arc::new(Failures::new(search, denied, default)),
-            candidates: repeated_args_candidates.unbind(),
+            screens: Arc::new(ScreenRules::new(meta, plain)),
             normalized: step_normalized_args.unbind(),
         })
     }
@@ -558,7 +560,7 @@ impl CheckPlans {
             kind,
             finding: self.finding.clone_ref(py),
             failures: Arc::clone(&self.failures),
-            candidates: self.candidates.clone_ref(py),
+            screens: Arc::clone(&self.screens),
         })
     }
 }
@@ -571,7 +573,7 @@ pub struct CheckPlan {
     kind: Kind,
     finding: Py<SlotClass>,
     failures: Arc<Failures>,
-    candidates: Py<PyAny>,
+    screens: Arc<ScreenRules>,
 }
 
 #[pymethods]
@@ -660,10 +662,11 @@ impl CheckPlan {
                 if calls.len() < threshold.max {
                     true // fewer calls in all make no loop
                 } else {
-                    let candidates = self.candidates.bind(py);
-                    let candidates = candidates.call1((&evidence, calls, threshold.max))?;
-                    if candidates.is_truthy()? {
-                        let loops = loops(&evidence, &candidates, threshold, normalized)?;
+                    let calls = calls.as_any();
+                    let candidates =
+                        evidence::candidates(&evidence, calls, threshold.max, &self.screens)?;
+                    if !candidates.is_empty() {
+                        let loops = loops(&evidence, candidates.as_any(), threshold, normalized)?;
                         if !loops.is_empty() {
                             return self.looped(&evidence, &loops, max).map(Some);
                         }

@@ -29,11 +29,13 @@ pub(crate) use naming::{field_absent, listed_steps, where_text};
 pub(crate) use sequence::{items_named_by, sequence_diff};
 pub(crate) use view::StepView;
 
+use probes::EvidencePlan;
+
 use std::collections::HashMap;
 
 use otel_oracles_core::placeholder::is_placeholder_text;
 use otel_oracles_core::screen::{bytes_hash, mix64, squeezed_hash, squeezed_lower_hash};
-use pyo3::exceptions::PyRecursionError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRecursionError};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -198,6 +200,146 @@ pub(crate) fn calls_of<'py>(
         Ok(PyTuple::new(py, steps)?.into_any())
     })?;
     Ok(found.cast_into::<PyTuple>()?)
+}
+
+/// `Evidence.lacking_of(plan)`: `(name, message)` for every evidence name of `plan` (an
+/// `evidence.Plan`: its `names`, its core plan `core`, whether that asks `outcomes` and
+/// `tool_names`, the `wordings` per position, the Python-probed names `python` with their
+/// positions) the trajectory lacks, in position order, made once per plan and kept in the
+/// evidence's memo under the plan itself (hashed by identity). The core plan's lacking
+/// names are worded by their `wordings` (Python: only when something lacks), the Python
+/// names each asked of `evidence.probed` (once per name and trajectory). Asked once per
+/// contract and trajectory by `known_clear` (~3,500 times a grade, every one a first ask)
+/// and by the checks of a contract whose evidence is not known clear; before, each was the
+/// Python method's frame and its ~30 bytecodes, called from `_known_clear`'s frame.
+pub(crate) fn lacking_of<'py>(
+    evidence: &Bound<'py, PyAny>,
+    plan: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let py = evidence.py();
+    let memo = memo_of(evidence)?;
+    if let Some(found) = memo.get_item(plan)? {
+        return Ok(found.cast_into::<PyTuple>()?);
+    }
+    let names = plan.getattr(intern!(py, "names"))?;
+    let mut found: Vec<(usize, Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
+    let core = plan.getattr(intern!(py, "core"))?;
+    if !core.is_none() {
+        let core = core.cast_into::<EvidencePlan>()?;
+        let view = view_of(evidence)?;
+        let answering = if plan.getattr(intern!(py, "outcomes"))?.is_truthy()? {
+            Some(answering(evidence)?.cast_into::<PyFrozenSet>()?)
+        } else {
+            None
+        };
+        let fragmented = plan.getattr(intern!(py, "tool_names"))?.is_truthy()?
+            && view.get().nameless.bind(py).is_empty()
+            && !fact(
+                evidence,
+                intern!(py, "Evidence.fragment_gap"),
+                intern!(py, "fragment_gap"),
+            )?
+            .is_none();
+        let steps = evidence
+            .getattr(intern!(py, "trajectory"))?
+            .getattr(intern!(py, "steps"))?;
+        let lacks = core
+            .get()
+            .lacks(view.get(), &steps, answering.as_ref(), fragmented)?;
+        if !lacks.is_empty() {
+            let wordings = plan.getattr(intern!(py, "wordings"))?;
+            for (pos, read, gaps) in lacks {
+                let message = wordings.get_item(pos)?.call1((evidence, read, gaps))?;
+                if message.is_truthy()? {
+                    found.push((pos, names.get_item(pos)?, message));
+                }
+            }
+        }
+    }
+    let python = plan.getattr(intern!(py, "python"))?;
+    if python.is_truthy()? {
+        let core_found = !found.is_empty();
+        for item in python.try_iter()? {
+            let (pos, name): (usize, Bound<'py, PyAny>) = item?.extract()?;
+            let message = evidence.call_method1(intern!(py, "probed"), (&name,))?;
+            if message.is_truthy()? {
+                found.push((pos, name, message));
+            }
+        }
+        if core_found {
+            found.sort_by_key(|lack| lack.0);
+        }
+    }
+    let kept = if found.is_empty() {
+        PyTuple::empty(py)
+    } else {
+        PyTuple::new(
+            py,
+            found
+                .into_iter()
+                .map(|(_, name, message)| PyTuple::new(py, [name, message]))
+                .collect::<PyResult<Vec<_>>>()?,
+        )?
+    };
+    memo.set_item(plan, &kept)?;
+    Ok(kept)
+}
+
+/// `Evidence.lacking_of` (`lacking_of`), for the Python.
+#[pyfunction(name = "lacking_of")]
+#[pyo3(signature = (evidence, plan, /))]
+fn py_lacking_of<'py>(
+    evidence: &Bound<'py, PyAny>,
+    plan: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    lacking_of(evidence, plan)
+}
+
+/// `evaluator._known_clear`: what every check of a contract would ask of the trajectory,
+/// asked once per contract: `(clear, gapless)`. `clear`: the trajectory is complete
+/// (`incomplete` false: not graded on timeout) and lacks none of the contract's evidence
+/// names (`lacking_of(evidence, plan)` empty). `gapless`: it has neither a fragment gap
+/// (`Evidence.fragment_gap`, from the memo once made) nor a coverage gap (none without
+/// unmapped spans, else `Evidence.coverage_gap`). Either is false when working it out
+/// raises anything but `KeyboardInterrupt` (the checks that ask then raise it themselves,
+/// each as its own `error` result). Called by `grade` once per contract and trajectory.
+#[pyfunction]
+#[pyo3(signature = (evidence, plan, incomplete, /))]
+fn known_clear(
+    evidence: &Bound<'_, PyAny>,
+    plan: &Bound<'_, PyAny>,
+    incomplete: &Bound<'_, PyAny>,
+) -> PyResult<(bool, bool)> {
+    let py = evidence.py();
+    if incomplete.is_truthy()? {
+        return Ok((false, false));
+    }
+    // A failure is each asking check's own; an interrupt stops the run.
+    let settled = |answer: PyResult<bool>| match answer {
+        Err(err) if err.is_instance_of::<PyKeyboardInterrupt>(py) => Err(err),
+        answer => Ok(answer.unwrap_or(false)),
+    };
+    let clear = settled(lacking_of(evidence, plan).map(|lacking| lacking.is_empty()))?;
+    let gapless = settled((|| {
+        let fragment = fact(
+            evidence,
+            intern!(py, "Evidence.fragment_gap"),
+            intern!(py, "fragment_gap"),
+        )?;
+        if !fragment.is_none() {
+            return Ok(false);
+        }
+        let unmapped = evidence
+            .getattr(intern!(py, "trajectory"))?
+            .getattr(intern!(py, "unmapped_spans"))?;
+        if !unmapped.is_truthy()? {
+            return Ok(true);
+        }
+        Ok(evidence
+            .call_method0(intern!(py, "coverage_gap"))?
+            .is_none())
+    })())?;
+    Ok((clear, gapless))
 }
 
 /// `Evidence.calls_of` (`calls_of`), for the Python checks.
@@ -671,6 +813,54 @@ fn repeated_args_candidates<'py>(
     meta: &Bound<'py, PyFrozenSet>,
     plain: Vec<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
+    candidates_in(calls, threshold, made, meta, &plain)
+}
+
+/// What a call's screen (`leaf_screen`) reads besides the call: the raw step's meta keys
+/// (`trace_common.RAW_STEP_META`) and the exact types of a top-level argument value a
+/// screen can vouch for (`trace_common._PLAIN_VALUES`), handed to `CheckPlans` once.
+pub(crate) struct ScreenRules {
+    meta: Py<PyFrozenSet>,
+    plain: Vec<Py<PyAny>>,
+}
+
+impl ScreenRules {
+    pub(crate) fn new(meta: Bound<'_, PyFrozenSet>, plain: Vec<Bound<'_, PyAny>>) -> Self {
+        Self {
+            meta: meta.unbind(),
+            plain: plain.into_iter().map(Bound::unbind).collect(),
+        }
+    }
+}
+
+/// `trace_common.repeated_args_candidates(evidence, calls, threshold)` without its Python
+/// frame (`loop_detected`'s plan, ~2,500 asks a grade): the screens' table taken from the
+/// evidence's memo under `"leaf_screens"` (made on the first ask, as the wrapper's
+/// `setdefault` makes it), the candidates found by `candidates_in`.
+pub(crate) fn candidates<'py>(
+    evidence: &Bound<'py, PyAny>,
+    calls: &Bound<'py, PyAny>,
+    threshold: usize,
+    rules: &ScreenRules,
+) -> PyResult<Bound<'py, PyList>> {
+    let py = evidence.py();
+    let made = memoized(evidence, intern!(py, "leaf_screens").as_any(), || {
+        Ok(PyDict::new(py).into_any())
+    })?
+    .cast_into::<PyDict>()?;
+    let plain: Vec<Bound<'py, PyAny>> = rules.plain.iter().map(|t| t.bind(py).clone()).collect();
+    let threshold = threshold.into_pyobject(py)?.into_any();
+    candidates_in(calls, &threshold, &made, rules.meta.bind(py), &plain)
+}
+
+/// `repeated_args_candidates`' search, `made` the screens' table.
+fn candidates_in<'py>(
+    calls: &Bound<'py, PyAny>,
+    threshold: &Bound<'py, PyAny>,
+    made: &Bound<'py, PyDict>,
+    meta: &Bound<'py, PyFrozenSet>,
+    plain: &[Bound<'py, PyAny>],
+) -> PyResult<Bound<'py, PyList>> {
     let py = calls.py();
     let calls: Vec<Bound<'py, PyAny>> = calls.try_iter()?.collect::<PyResult<_>>()?;
     let tool_key = intern!(py, "tool");
@@ -699,7 +889,7 @@ fn repeated_args_candidates<'py>(
             let screen = match made.get_item(&id)? {
                 Some(screen) => screen.extract::<Option<u64>>()?,
                 None => {
-                    let screen = leaf_screen(call, meta, &plain)?;
+                    let screen = leaf_screen(call, meta, plain)?;
                     made.set_item(id, screen)?;
                     screen
                 }
@@ -843,6 +1033,8 @@ fn first_key_is<'py>(value: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> P
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_placeholder, m)?)?;
     m.add_function(wrap_pyfunction!(py_calls_of, m)?)?;
+    m.add_function(wrap_pyfunction!(py_lacking_of, m)?)?;
+    m.add_function(wrap_pyfunction!(known_clear, m)?)?;
     view::register(m)?;
     messages::register(m)?;
     naming::register(m)?;

@@ -294,8 +294,9 @@ def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int
     trajectory's ``loop_detected`` checks ask with, as a 64-bit hash of that set (no Python
     string, pair or set per argument): equal screens hash alike, and two that clash only
     keep more calls for the full normalization, which decides."""
-    # The memo's own ``setdefault`` (one C call), not ``memoized`` (a Python frame): asked
-    # by every ``loop_detected`` check of a trajectory with enough calls.
+    # The memo's own ``setdefault`` (one C call), not ``memoized`` (a Python frame). The
+    # plans find the candidates in the core under the same key (``evidence::candidates``,
+    # handed ``RAW_STEP_META`` and ``_PLAIN_VALUES`` with ``PLANS``), without this frame.
     made: dict[int, int | None] = ev.memo.setdefault("leaf_screens", {})
     return native_repeated_args_candidates(calls, threshold, made, RAW_STEP_META, _PLAIN_VALUES)
 
@@ -310,14 +311,15 @@ def _matches(ev: Evidence, step: Step, error_pattern: str) -> bool:
 
 PLANS = CheckPlans(
     Finding,
-    repeated_args_candidates,
+    (RAW_STEP_META, _PLAIN_VALUES),
     step_normalized_args,
     (_matches, DENIED, DEFAULT_ERROR_PATTERN),
 )
 """What the built-in checks make their ``native_plan`` with (``OracleCheck.native_plan``):
-the core's answers, asking the evidence through these helpers as the Python did, so a plan
-and Python code that asks after it share each memoized answer; and why each tool call
-failed (``call_failures``)."""
+the core's answers, asking the evidence as the Python did (``repeated_args_candidates``
+found by the core from what its screens read, the screens' table in the same memo entry;
+``step_normalized_args`` called back), so a plan and Python code that asks after it share
+each memoized answer; and why each tool call failed (``call_failures``)."""
 
 call_failures = PLANS.call_failures
 """``call_failures(ev, error_pattern)``: ``id()`` of each tool call of ``ev``'s trajectory

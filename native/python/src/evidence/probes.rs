@@ -371,7 +371,7 @@ struct Entry {
 }
 
 /// What a plan's answer says of one name it found lacking: `(position, read, gaps)`.
-type Lack<'py> = (usize, usize, Option<Bound<'py, PyList>>);
+pub(crate) type Lack<'py> = (usize, usize, Option<Bound<'py, PyList>>);
 
 /// The core's evidence names of an evidence-name tuple (a compiled check's or contract's),
 /// each with its probe, made once per tuple (`evidence._plan`, cached), and asked of each
@@ -493,8 +493,24 @@ impl EvidencePlan {
         answering: Option<&Bound<'py, PyFrozenSet>>,
         fragmented: bool,
     ) -> PyResult<Bound<'py, PyTuple>> {
+        let found = self.lacks(view.get(), steps, answering, fragmented)?;
+        if found.is_empty() {
+            return Ok(PyTuple::empty(steps.py()));
+        }
+        PyTuple::new(steps.py(), found)
+    }
+}
+
+impl EvidencePlan {
+    /// `lacking`'s answer as Rust values, by position: what `evidence::lacking_of` words.
+    pub(crate) fn lacks<'py>(
+        &self,
+        view: &StepView,
+        steps: &Bound<'py, PyAny>,
+        answering: Option<&Bound<'py, PyFrozenSet>>,
+        fragmented: bool,
+    ) -> PyResult<Vec<Lack<'py>>> {
         let py = steps.py();
-        let view = view.get();
         let answers = &view.answers;
         let mut found: Vec<Lack<'py>> = Vec::new();
         if self.outcomes && answering.is_none() {
@@ -566,11 +582,8 @@ impl EvidencePlan {
             };
             found.extend(lack);
         }
-        if found.is_empty() {
-            return Ok(PyTuple::empty(py));
-        }
         found.sort_unstable_by_key(|lack| lack.0);
-        PyTuple::new(py, found)
+        Ok(found)
     }
 }
 
