@@ -208,6 +208,48 @@ def test_results_share_no_container_with_the_finding_the_spec_or_each_other() ->
     assert first.params is not compiled.invariants[0].params
 
 
+_DETAILS: list[dict[str, Any]] = []
+_GIVEN: list[int] = []
+"""The ``id`` of each details dict ``_Fresh`` gave (the dict alive while its id is compared:
+a copy is made while the finding's is held, so it cannot have the same address)."""
+
+
+@register_oracle
+class _Fresh(OracleCheck):
+    """Returns a new finding each time, its details a new dict or, when the test put one
+    in ``_DETAILS``, that one (held by the test too), as a plug-in could."""
+
+    oracle_type: ClassVar[str] = "trusted_results_test_fresh"
+
+    def check(self, ctx: GradeContext) -> Finding:
+        details = _DETAILS[0] if _DETAILS else {"k": [1], "n": 2}
+        _GIVEN.append(id(details))
+        return Finding.fail("fresh", details=details, span_ids=("s0",))
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["new details", "details held elsewhere"])
+def test_details_only_a_new_finding_holds_are_the_results_and_no_others(held: bool) -> None:
+    """The core takes a finding's details as the result's when the finding is new and only
+    it holds them (nothing else can reach them); details anything else holds are copied."""
+    shared = {"k": [1], "n": 2}
+    _DETAILS[:] = [shared] if held else []
+    _GIVEN.clear()
+    try:
+        compiled = contract(invariants=[{"type": "trusted_results_test_fresh"}] * 2)
+        first, second = grade(compiled, traj(gen("hi"))).results
+    finally:
+        _DETAILS.clear()
+    taken = [id(first.details), id(second.details)] == _GIVEN
+    assert taken is not held
+    assert first.details == second.details == shared
+    assert first.details is not second.details
+    assert first.details is not shared and second.details is not shared
+    first.details["n"] = 3
+    assert second.details["n"] == 2 and shared["n"] == 2
+    for got in (second, _graded(Finding.ok("x"))):
+        assert_same_object(got, validated(got.model_dump()))
+
+
 def test_each_result_has_a_fields_set_of_its_own() -> None:
     # The core makes every result's fields set from one frozenset of the names it keeps:
     # a result's set is its own, and changing one (as assigning a field through pydantic
@@ -217,6 +259,11 @@ def test_each_result_has_a_fields_set_of_its_own() -> None:
     assert first.model_fields_set is not second.model_fields_set
     first.model_fields_set.discard("why")
     assert second.model_fields_set == _graded(Finding.ok("z")).model_fields_set == set(FIELDS)
+    assert type(second.model_fields_set) is set
+    # A copy made with changes has a fields set of its own as well (pydantic's).
+    copied = second.model_copy(update={"why": "w"})
+    assert copied.why == "w" and copied.model_fields_set == set(FIELDS)
+    assert copied.model_fields_set is not second.model_fields_set
 
 
 def test_each_result_has_a_dict_of_its_own() -> None:

@@ -441,7 +441,15 @@ impl CheckRunner {
             // validation copies them, so no result shares one with the finding or the spec.
             // `details` is an exact dict (`plain_finding`): copied in one call, as is an
             // exact dict of params; what a plug-in's spec holds otherwise, item by item.
-            let copied = details.cast::<PyDict>()?.copy()?;
+            // Details that only the finding holds, a finding only this call holds (a plan's
+            // or a check's new finding, dropped when its result is made), are the result's
+            // as they are: nothing else can reach them, as with a copy, without making one
+            // and freeing the finding's.
+            let copied = if sole(&finding, 1) && sole(&details, 2) {
+                details.cast_into::<PyDict>()?
+            } else {
+                details.cast::<PyDict>()?.copy()?
+            };
             if let Some(extra) = &error_details {
                 copied.update(extra.cast::<PyMapping>()?)?;
             }
@@ -604,6 +612,12 @@ fn set_item<'py>(
         return Err(PyErr::fetch(dict.py()));
     }
     Ok(())
+}
+
+/// Whether `object` has `references` references, those the caller knows of.
+fn sole(object: &Bound<'_, PyAny>, references: isize) -> bool {
+    // SAFETY: `object` is a live object; its reference count is only read.
+    unsafe { ffi::Py_REFCNT(object.as_ptr()) == references }
 }
 
 /// Whether `layer` is one of the three (`fields["layer"] in _LAYERS`).
@@ -850,8 +864,11 @@ impl CheckHead {
 #[pyclass(module = "otel_oracles._native", name = "ModelFill", frozen)]
 pub struct ModelFill {
     model: Py<PyType>,
-    /// Every field name (a fresh `set` of them per instance, its fields set).
+    /// Every field name but the last, and the last (`None` for a model of no field): an
+    /// instance's fields set is a fresh `set` of the first with the last added
+    /// (`fields_set`).
     fields: Py<PyFrozenSet>,
+    last: Option<Py<PyString>>,
     /// The field names in declaration order, interned once.
     names: Vec<Py<PyString>>,
     template: Py<PyDict>,
@@ -861,6 +878,9 @@ pub struct ModelFill {
     validate: Py<PyAny>,
     /// `object.__new__`'s slot, read once.
     new: ffi::newfunc,
+    /// The model's `tp_alloc` when `object.__new__` would do no more than call it and set up
+    /// the instance's own attribute storage (`fresh`), else `None`.
+    alloc: Option<ffi::allocfunc>,
     /// Where instances of exactly `model` hold `MEMBERS` (found once), stored in memory
     /// by `fill_with` instead of through `object.__setattr__`; `None` when not found.
     members: Option<SlotLayout>,
@@ -893,7 +913,11 @@ impl ModelFill {
             template.set_item(&name, py.None())?;
             names.push(name.unbind());
         }
-        let fields = PyFrozenSet::new(py, &names)?;
+        let (fields, last) = match names.split_last() {
+            Some((last, first)) => (first, Some(last.clone_ref(py))),
+            None => (&names[..], None),
+        };
+        let fields = PyFrozenSet::new(py, fields)?;
         let validate = match validate {
             Some(validate) => validate,
             None => model
@@ -901,16 +925,19 @@ impl ModelFill {
                 .getattr(intern!(py, "validate_python"))?,
         };
         let new = object_new()?;
+        let alloc = plain_alloc(&model, new);
         let members = MEMBERS.map(|name| PyString::intern(py, name));
         let members = SlotLayout::probe_members(&model, &members, new)?;
         Ok(Self {
             model: model.unbind(),
             fields: fields.unbind(),
+            last,
             names,
             template: template.unbind(),
             trusted,
             validate: validate.unbind(),
             new,
+            alloc,
             members,
         })
     }
@@ -937,13 +964,14 @@ impl ModelFill {
 
     /// An instance of `values` (every field's, in declaration order): filled when `plain`
     /// (the caller's word that each is of its field's exact type) and the model allows,
-    /// its fields set `set_fields`' items (every field when `None`), else validated.
+    /// its fields set `set_fields` (a new set of names the instance takes; every field
+    /// when `None`), else validated.
     fn build<'py, const N: usize>(
         &self,
         py: Python<'py>,
         values: [Bound<'py, PyAny>; N],
         plain: bool,
-        set_fields: Option<&Bound<'py, PyAny>>,
+        set_fields: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         debug_assert_eq!(self.names.len(), N);
         let dict = self.template.bind(py).copy()?;
@@ -960,20 +988,78 @@ impl ModelFill {
         py: Python<'py>,
         dict: Bound<'py, PyDict>,
         plain: bool,
-        set_fields: Option<&Bound<'py, PyAny>>,
+        set_fields: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         if plain && self.trusted {
-            let fields = set_fields.unwrap_or(self.fields.bind(py).as_any());
-            return fill_with(
-                self.new,
-                self.model.bind(py),
-                &dict,
-                fields,
-                self.members.as_ref(),
-            );
+            let fields = match set_fields {
+                Some(fields) => fields,
+                None => self.fields_set(py)?,
+            };
+            let model = self.model.bind(py);
+            let built = match self.alloc {
+                Some(alloc) => fresh(alloc, model)?,
+                None => blank(self.new, model)?,
+            };
+            return fill_with(built, &dict, fields, self.members.as_ref());
         }
         self.validate.bind(py).call1((dict,))
     }
+
+    /// A new set of every field name: a copy of the frozenset of all but the last, the last
+    /// added. The same items as a copy of a frozenset of all (what `model_construct`'s set
+    /// holds), in half the table for sixteen names (`OracleResult`): `PySet_New` sizes the
+    /// copy's table for twice the items it copies, rounded up to the next power of two above
+    /// (16 names: 64 slots, a 1 KB block past the small-object allocator, cleared and filled
+    /// name by name), where 15 take 32 slots, the frozenset's own size, so the slots are
+    /// copied as they are; the sixteenth fits without growing it. ~450 instructions less a
+    /// result (`PySet_New`, then freed at the result's end).
+    fn fields_set<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let set = new_set(self.fields.bind(py).as_any())?;
+        if let Some(last) = &self.last {
+            // SAFETY: a set made here and a live key; 0, or -1 with an exception set.
+            if unsafe { ffi::PySet_Add(set.as_ptr(), last.as_ptr()) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        Ok(set)
+    }
+}
+
+/// A new `set` of `items`' items (`PySet_New`).
+fn new_set<'py>(items: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: a new set of the iterable's items; null only on failure (then fetched).
+    unsafe { Bound::from_owned_ptr_or_err(items.py(), ffi::PySet_New(items.as_ptr())) }
+}
+
+/// `model`'s `tp_alloc` when `object.__new__(model)` is that call and the instance's
+/// attribute storage set up (`new`, object's `tp_new`, is the model's; no abstract
+/// methods to refuse it for), else `None`.
+fn plain_alloc(model: &Bound<'_, PyType>, new: ffi::newfunc) -> Option<ffi::allocfunc> {
+    let ty = model.as_type_ptr();
+    // SAFETY: a live class; `PyType_GetSlot` reads a heap type's slot (a static type's too
+    // from 3.10), a function pointer or NULL, and `Option<fn>` has the pointer's layout.
+    let (own_new, alloc, flags) = unsafe {
+        let own_new: Option<ffi::newfunc> =
+            std::mem::transmute(ffi::PyType_GetSlot(ty, ffi::Py_tp_new));
+        let alloc: Option<ffi::allocfunc> =
+            std::mem::transmute(ffi::PyType_GetSlot(ty, ffi::Py_tp_alloc));
+        (own_new, alloc, ffi::PyType_GetFlags(ty))
+    };
+    let own_new = own_new? as usize;
+    (own_new == new as usize && flags & ffi::Py_TPFLAGS_IS_ABSTRACT == 0)
+        .then_some(alloc)
+        .flatten()
+}
+
+/// A new instance of `model` as its `tp_alloc` (`plain_alloc`) makes it, its attribute
+/// storage not set up: `fill_with` gives it its `__dict__` at once. `object.__new__` would
+/// first set up storage of its own for the attributes (CPython 3.11: an array of values
+/// for the class's shared keys), which setting `__dict__` turns into a dict and frees
+/// again: ~400 instructions a result for nothing.
+fn fresh<'py>(alloc: ffi::allocfunc, model: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: `alloc` is `model`'s own `tp_alloc`, called as `object.__new__` calls it; a
+    // new reference, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(model.py(), alloc(model.as_type_ptr(), 0)) }
 }
 
 /// `Verdict`'s fields in declaration order (what `Verdicts::build` is given).
@@ -1008,46 +1094,90 @@ pub struct Verdicts {
     /// Whether every value of `counted` names a field of `Counts`, so a tally holds no
     /// other key and may be filled (else it is validated, and refused).
     counted_fields: bool,
+    /// `counted`'s outcomes, each with the place in `COUNTS_FIELDS` of the field it adds
+    /// to (when `counted_fields`): a result's outcome is one of them itself (the
+    /// evaluator's results hold the `Outcome` members), found by identity, not hashed.
+    counted_at: Vec<(Py<PyAny>, usize)>,
     /// `Outcome.PASS`, which adds to no count (told apart by identity first).
     pass: Py<PyAny>,
     /// `OracleResult`: a result of exactly this class has its fields in its `__dict__`.
     result: Py<PyType>,
+    /// Where `passed` and `outcome` stand among `result`'s fields (`field_at`), when it
+    /// has both.
+    passed_at: Option<isize>,
+    outcome_at: Option<isize>,
 }
 
 impl Verdicts {
     /// Whether every result lets its trace pass, and the results' `Counts`: each result's
-    /// `passed` and `outcome` (read from its `__dict__` when it is exactly an
-    /// `OracleResult`, else by name), the outcome's count found by identity or, for any
-    /// other value, as `_COUNTED.get(outcome)` finds it; the `Counts` of the tally (the
-    /// fields counted set, as validating the tally's `dict` sets them), filled or
-    /// validated.
+    /// `passed` and `outcome` (`passed_outcome`), the outcome's count found by identity or,
+    /// for any other value, as `_COUNTED.get(outcome)` finds it; the `Counts` of the tally
+    /// (the fields counted set, as validating the tally's `dict` sets them), filled, or,
+    /// where that is not kept as validation keeps it (`counted_fields`, `trusted`), the
+    /// tally's `dict` validated. Filled, the tally is five numbers here, not a `dict` of
+    /// Python ints counted up.
     fn tally<'py>(&self, results: &Bound<'py, PyAny>) -> PyResult<(bool, Bound<'py, PyAny>)> {
         let py = results.py();
+        let counts = self.counts.get();
+        if !(self.counted_fields && counts.trusted) {
+            return self.tally_validated(results);
+        }
         let counted = self.counted.bind(py);
         let pass = self.pass.bind(py);
-        let model = self.result.bind(py);
-        let tally = PyDict::new(py);
+        let mut n = [0usize; COUNTS_FIELDS.len()];
         let mut passed = true;
         for result in results.try_iter()? {
-            let result = result?;
-            let (ok, outcome) = match exact_dict(&result, model)? {
-                Some(fields) => (
-                    fields.get_item(intern!(py, "passed"))?,
-                    fields.get_item(intern!(py, "outcome"))?,
-                ),
-                None => (None, None),
-            };
-            let ok = match ok {
-                Some(ok) => ok,
-                None => result.getattr(intern!(py, "passed"))?,
-            };
+            let (ok, outcome) = self.passed_outcome(&result?)?;
             if !ok.is_truthy()? {
                 passed = false;
             }
-            let outcome = match outcome {
-                Some(outcome) => outcome,
-                None => result.getattr(intern!(py, "outcome"))?,
+            if outcome.is(pass) {
+                continue;
+            }
+            let known = self.counted_at.iter().find(|(key, _)| key.is(&outcome));
+            let at = match known {
+                Some(&(_, at)) => Some(at),
+                None => match counted.get_item(&outcome)? {
+                    Some(field) => {
+                        let field = field.cast_into::<PyString>()?;
+                        COUNTS_FIELDS.iter().position(|name| field == *name)
+                    }
+                    None => None,
+                },
             };
+            if let Some(at) = at {
+                n[at] += 1;
+            }
+        }
+        // SAFETY: a new empty set; null only on failure (then fetched).
+        let set =
+            unsafe { Bound::from_owned_ptr_or_err(py, ffi::PySet_New(std::ptr::null_mut()))? };
+        for (at, name) in counts.names.iter().enumerate() {
+            // SAFETY: a set made here and a live key; 0, or -1 with an exception set.
+            if n[at] > 0 && unsafe { ffi::PySet_Add(set.as_ptr(), name.as_ptr()) } != 0 {
+                return Err(PyErr::fetch(py));
+            }
+        }
+        let count = |at: usize| n[at].into_pyobject(py).map(Bound::into_any);
+        let values = [count(0)?, count(1)?, count(2)?, count(3)?, count(4)?];
+        Ok((passed, counts.build(py, values, true, Some(set))?))
+    }
+
+    /// `tally` with the tally a `dict` of the fields counted, validated into `Counts`.
+    fn tally_validated<'py>(
+        &self,
+        results: &Bound<'py, PyAny>,
+    ) -> PyResult<(bool, Bound<'py, PyAny>)> {
+        let py = results.py();
+        let counted = self.counted.bind(py);
+        let pass = self.pass.bind(py);
+        let tally = PyDict::new(py);
+        let mut passed = true;
+        for result in results.try_iter()? {
+            let (ok, outcome) = self.passed_outcome(&result?)?;
+            if !ok.is_truthy()? {
+                passed = false;
+            }
             if outcome.is(pass) {
                 continue;
             }
@@ -1060,21 +1190,59 @@ impl Verdicts {
             }
         }
         let counts = self.counts.get();
-        if !(self.counted_fields && counts.trusted) {
-            return Ok((passed, counts.validate.bind(py).call1((tally,))?));
-        }
-        let zero = 0i64.into_pyobject(py)?.into_any();
-        let count = |i: usize| -> PyResult<Bound<'py, PyAny>> {
-            Ok(tally
-                .get_item(counts.names[i].bind(py))?
-                .unwrap_or_else(|| zero.clone()))
-        };
-        let values = [count(0)?, count(1)?, count(2)?, count(3)?, count(4)?];
-        Ok((
-            passed,
-            counts.build(py, values, true, Some(tally.as_any()))?,
-        ))
+        Ok((passed, counts.validate.bind(py).call1((tally,))?))
     }
+
+    /// A result's `passed` and `outcome`: read from its `__dict__` when it is exactly an
+    /// `OracleResult` (`field_at`), else by name.
+    fn passed_outcome<'py>(
+        &self,
+        result: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let py = result.py();
+        let (passed, outcome) = (intern!(py, "passed"), intern!(py, "outcome"));
+        let (ok, outcome_read) = match exact_dict(result, self.result.bind(py))? {
+            Some(fields) => (
+                field_at(&fields, self.passed_at, passed)?,
+                field_at(&fields, self.outcome_at, outcome)?,
+            ),
+            None => (None, None),
+        };
+        let ok = match ok {
+            Some(ok) => ok,
+            None => result.getattr(passed)?,
+        };
+        let outcome = match outcome_read {
+            Some(read) => read,
+            None => result.getattr(outcome)?,
+        };
+        Ok((ok, outcome))
+    }
+}
+
+/// `fields[name]` (`None` when absent), `name` a field's interned name: read in place at
+/// entry `at` (`PyDict_Next` from there), without hashing and probing, when that entry
+/// holds `name` itself, as it does in a dict made in field order and never deleted from
+/// (each result's: a copy of the model's template, or validation's); else looked up.
+#[inline]
+fn field_at<'py>(
+    fields: &Bound<'py, PyDict>,
+    at: Option<isize>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if let Some(mut pos) = at {
+        let mut key = std::ptr::null_mut();
+        let mut value = std::ptr::null_mut();
+        // SAFETY: a live dict; `PyDict_Next` reads the first entry from `pos` on (none past
+        // its end), giving borrowed references, kept only when the key is `name`.
+        let found = unsafe { ffi::PyDict_Next(fields.as_ptr(), &mut pos, &mut key, &mut value) };
+        if found != 0 && key == name.as_ptr() {
+            // SAFETY: the dict's value, alive while the dict holds it; a reference taken.
+            let value = unsafe { Bound::from_borrowed_ptr(fields.py(), value) };
+            return Ok(Some(value));
+        }
+    }
+    fields.get_item(name)
 }
 
 /// `Counts`' fields in declaration order.
@@ -1121,17 +1289,45 @@ impl Verdicts {
         verdict.get().expect_fields(py, &VERDICT_FIELDS)?;
         counts.get().expect_fields(py, &COUNTS_FIELDS)?;
         let mut counted_fields = true;
-        for (_, field) in counted.iter() {
-            counted_fields &= field.is_exact_instance_of::<PyString>()
-                && COUNTS_FIELDS.contains(&field.cast::<PyString>()?.to_str()?);
+        let mut counted_at = Vec::new();
+        for (outcome, field) in counted.iter() {
+            let at = match field.cast::<PyString>() {
+                Ok(name) if field.is_exact_instance_of::<PyString>() => {
+                    let name = name.to_str()?;
+                    COUNTS_FIELDS.iter().position(|field| *field == name)
+                }
+                _ => None,
+            };
+            match at {
+                Some(at) => counted_at.push((outcome.unbind(), at)),
+                None => counted_fields = false,
+            }
+        }
+        // Where `passed` and `outcome` stand among the result model's fields (a class
+        // without `model_fields`, none: its results are read by name).
+        let mut passed_at = None;
+        let mut outcome_at = None;
+        if let Ok(fields) = result.getattr(intern!(py, "model_fields")) {
+            for (at, name) in fields.try_iter()?.enumerate() {
+                let name = name?;
+                let at = isize::try_from(at)?;
+                if name.eq(intern!(py, "passed"))? {
+                    passed_at = Some(at);
+                } else if name.eq(intern!(py, "outcome"))? {
+                    outcome_at = Some(at);
+                }
+            }
         }
         Ok(Self {
             verdict: verdict.unbind(),
             counts: counts.unbind(),
             counted: counted.unbind(),
             counted_fields,
+            counted_at,
             pass: pass_.unbind(),
             result: result.unbind(),
+            passed_at,
+            outcome_at,
         })
     }
 
@@ -1197,25 +1393,26 @@ fn fill<'py>(
     values: &Bound<'py, PyDict>,
     fields: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    fill_with(object_new()?, model, values, fields, None)
+    let new = object_new()?;
+    let built = match plain_alloc(model, new) {
+        Some(alloc) => fresh(alloc, model)?,
+        None => blank(new, model)?,
+    };
+    fill_with(built, values, new_set(fields)?, None)
 }
 
-/// `fill` with `object.__new__`'s slot (`new`) read by the caller once, and, when the
-/// caller probed them (`members`, `ModelFill`), the three `MEMBERS` slots stored in the new
-/// instance's memory (what `object.__setattr__` stores there, without finding each
-/// member descriptor by name and calling it) and its `__dict__` set as its descriptor
-/// sets it (`PyObject_GenericSetDict`).
+/// `fill` of `built`, a new instance (`fresh`'s, or `object.__new__`'s), and `fields_set`,
+/// a new set: when the caller probed them (`members`, `ModelFill`), the three `MEMBERS`
+/// slots stored in the instance's memory (what `object.__setattr__` stores there, without
+/// finding each member descriptor by name and calling it) and its `__dict__` set as its
+/// descriptor sets it (`PyObject_GenericSetDict`).
 fn fill_with<'py>(
-    new: ffi::newfunc,
-    model: &Bound<'py, PyType>,
+    built: Bound<'py, PyAny>,
     values: &Bound<'py, PyDict>,
-    fields: &Bound<'py, PyAny>,
+    fields_set: Bound<'py, PyAny>,
     members: Option<&SlotLayout>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let py = model.py();
-    let built = blank(new, model)?;
-    // SAFETY: a new set of the iterable's items; null only on failure (then fetched).
-    let fields_set = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PySet_New(fields.as_ptr()))? };
+    let py = built.py();
     let none = py.None().into_bound(py);
     if let Some(members) = members.filter(|members| members.holds(&built)) {
         // SAFETY: live objects; `values` is a dict, which the instance's `__dict__` is set
@@ -1226,7 +1423,7 @@ fn fill_with<'py>(
         if status != 0 {
             return Err(PyErr::fetch(py));
         }
-        members.store_fresh(&built, [fields_set.into_any(), none.clone(), none])?;
+        members.store_fresh(&built, [fields_set, none.clone(), none])?;
         return Ok(built);
     }
     for (name, value) in [
