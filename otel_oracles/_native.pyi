@@ -1215,7 +1215,9 @@ class VerdictReports:
     testcase (``markup``'s ``junit``, with ``junit``) and its page row and section
     (``markup``'s ``html``, the ``index``-th verdict, with ``html``), ``None`` for each
     report not asked for; the same bytes as each writer's alone. ``json`` and ``markup``
-    must be built for the same models."""
+    must be built for the same models. Its fourth value is the verdict's ``verdict``
+    (``pass``/``fail``/``error``) as the JSON text holds it, ``None`` without ``json``:
+    what the run's tally counts by, not asking the property again."""
 
     def __new__(
         cls,
@@ -1227,7 +1229,10 @@ class VerdictReports:
     def write(
         self, verdict: Any, index: int, shown: ShownFilter | None = None
     ) -> tuple[
-        bytes | None, tuple[str, bytes, int, int, int] | None, tuple[bytes, bytes] | None
+        bytes | None,
+        tuple[str, bytes, int, int, int] | None,
+        tuple[bytes, bytes] | None,
+        str | None,
     ]: ...
 
 def one_line(text: str, limit: int = 300) -> str:

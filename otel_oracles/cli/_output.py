@@ -272,8 +272,11 @@ class ReportStream:
         ``SHOWN_FILTER``) rendered once for all of them, HTML's details scrubbed as they are
         written; the table applies the filter to the failing results' messages only. No
         scrubbed copy of the verdict is built. The stream's tally counts ``verdict`` once,
-        after every writer placed it (they number verdicts by it)."""
-        text, testcase, page = self._reports.write(verdict, self.tally.verdicts, self._shown_filter)
+        after every writer placed it (they number verdicts by it), by the ``verdict`` the
+        JSON text derived when there is one."""
+        text, testcase, page, derived = self._reports.write(
+            verdict, self.tally.verdicts, self._shown_filter
+        )
         if self._json is not None and text is not None:
             self._json.put(text)
         if self._console is not None:
@@ -282,7 +285,7 @@ class ReportStream:
             self._junit.put(testcase)
         if self._html is not None and page is not None:
             self._html.put(*page)
-        self.tally.add(verdict)
+        self.tally.add(verdict, derived)
 
     def close(self) -> None:
         """Drop whatever was spooled (after ``finish``, or when grading failed)."""

@@ -114,11 +114,19 @@ class Tally:
     passed: int = 0
     errors: int = 0
 
-    def add(self, verdict: Verdict) -> None:
+    def add(self, verdict: Verdict, derived: str | None = None) -> None:
+        """Count ``verdict``; ``derived`` is its ``verdict`` when the caller has it already
+        (``VerdictReports.write`` derives it for the JSON report), so the property is not
+        evaluated again for a failing verdict."""
         self.verdicts += 1
-        if verdict.passed:
+        if derived is None:
+            if verdict.passed:
+                self.passed += 1
+                return
+            derived = verdict.verdict
+        if derived == "pass":
             self.passed += 1
-        elif verdict.verdict == "error":
+        elif derived == "error":
             self.errors += 1
 
     @property

@@ -56,7 +56,10 @@ def assert_one_call_writes_each_alone(verdict: Verdict, shown: ShownFilter | Non
             with pytest.raises(type(refused[0])):
                 reports.write(verdict, 7, shown)
         else:
-            assert list(reports.write(verdict, 7, shown)) == wanted, asked
+            *texts, derived = reports.write(verdict, 7, shown)
+            assert texts == wanted, asked
+            # The JSON text's derived ``verdict``, handed back for the run's tally.
+            assert derived == (verdict.verdict if asked[0] else None), asked
 
 
 @pytest.fixture(scope="module")
@@ -97,7 +100,8 @@ def test_a_message_rendered_once_is_each_reports_message() -> None:
     assert verdict.counts == count_outcomes(results)
     reports = verdict_reports(json=True, junit=True, html=True)
     for shown in (SHOWN_FILTER, None):
-        text, testcase, page = reports.write(verdict, 0, shown)
+        text, testcase, page, derived = reports.write(verdict, 0, shown)
+        assert derived == verdict.verdict == "fail"
         assert text is not None and testcase is not None and page is not None
         own = b"own" in text
         assert own is (shown is None)
@@ -117,4 +121,9 @@ def test_the_writers_must_be_built_for_the_same_models() -> None:
         VerdictReports(other, MARKUP, True, False)
     with pytest.raises(ValueError, match="VerdictMarkup"):
         VerdictReports(_VERDICT_JSON, None, False, True)
-    assert VerdictReports(None, None, False, False).write(verdict_of([]), 0) == (None, None, None)
+    assert VerdictReports(None, None, False, False).write(verdict_of([]), 0) == (
+        None,
+        None,
+        None,
+        None,
+    )

@@ -18,6 +18,7 @@ from otel_oracles.emit import SHOWN_FILTER
 from otel_oracles.grade.loader import load_contract
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model.result import (
+    Counts,
     InputProblem,
     OracleResult,
     Outcome,
@@ -395,3 +396,30 @@ def test_the_stream_counts_each_verdict_once_for_all_its_writers(tmp_path: Path)
         assert f"<p>{len(report.verdicts)} verdict(s), {passed} passed.</p>" in page
         assert f'id="v{len(report.verdicts) - 1}"' in page
         assert f'id="v{len(report.verdicts)}"' not in page
+
+
+@pytest.mark.parametrize(
+    ("passed", "counts", "kind"),
+    [
+        (True, Counts(), "pass"),
+        (False, Counts(invariant_failures=1, errors=1), "fail"),
+        (False, Counts(errors=2), "error"),
+    ],
+)
+def test_the_stream_counts_by_the_verdict_its_json_text_derived(
+    passed: bool, counts: Counts, kind: str
+) -> None:
+    """The JSON writer derives each verdict's ``verdict`` for its text and hands it back;
+    the stream's tally counts by it as by the property, and without it asks the property."""
+    from otel_oracles.report import verdict_reports
+
+    verdict = Verdict(contract_id="c", subject="s", passed=passed, results=[], counts=counts)
+    assert verdict.verdict == kind
+    *_, derived = verdict_reports(json=True, junit=False, html=False).write(verdict, 0)
+    assert derived == kind
+    tallies = []
+    for given in (derived, None):
+        tally = _common.Tally()
+        tally.add(verdict, given)
+        tallies.append((tally.verdicts, tally.passed, tally.errors))
+    assert tallies[0] == tallies[1] == (1, int(kind == "pass"), int(kind == "error"))

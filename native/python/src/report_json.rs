@@ -1031,7 +1031,7 @@ impl VerdictJson {
         verdict: &Bound<'py, PyAny>,
         shown: Option<&Bound<'py, ShownFilter>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let out = self.text(verdict, shown.map(Bound::get))?;
+        let (out, _) = self.text(verdict, shown.map(Bound::get))?;
         Ok(PyBytes::new(verdict.py(), &out))
     }
 }
@@ -1081,14 +1081,15 @@ fn derived_text<'py>(py: Python<'py>, derived: &'static str) -> &'py Bound<'py, 
 impl VerdictJson {
     /// The verdict's text from its values `held` (its fields' values, or its dump), and,
     /// given `read`, its counts, results, shown messages and derived `verdict` as read
-    /// before, instead of read again.
-    pub(crate) fn verdict_text(
+    /// before, instead of read again; with the derived `verdict` it wrote (which the run's
+    /// tally counts by, not asking the property again).
+    pub(crate) fn verdict_text<'py>(
         &self,
-        verdict: &Bound<'_, PyAny>,
-        held: Held<'_>,
-        read: Option<&ReadVerdict<'_, '_>>,
+        verdict: &Bound<'py, PyAny>,
+        held: Held<'py>,
+        read: Option<&ReadVerdict<'_, 'py>>,
         shown: Option<&ShownFilter>,
-    ) -> PyResult<Vec<u8>> {
+    ) -> PyResult<(Vec<u8>, Bound<'py, PyAny>)> {
         let mut out = Vec::with_capacity(8192);
         let (cache, lines) = match self.cache.lock() {
             Ok(mut held) => held.take().unzip(),
@@ -1110,18 +1111,18 @@ impl VerdictJson {
             *held = Some((cache, lines));
         }
         match written {
-            Ok(()) => Ok(out),
+            Ok(derived) => Ok((out, derived)),
             Err(Stop::Raised(err)) => Err(err),
             Err(Stop::Left) => Err(PyValueError::new_err("a verdict's text was left unwritten")),
         }
     }
 
-    /// The verdict's text, all of it read here.
-    pub(crate) fn text(
+    /// The verdict's text, all of it read here, and its derived `verdict`.
+    pub(crate) fn text<'py>(
         &self,
-        verdict: &Bound<'_, PyAny>,
+        verdict: &Bound<'py, PyAny>,
         shown: Option<&ShownFilter>,
-    ) -> PyResult<Vec<u8>> {
+    ) -> PyResult<(Vec<u8>, Bound<'py, PyAny>)> {
         self.verdict_text(verdict, self.verdict.values(verdict)?, None, shown)
     }
 
@@ -1133,15 +1134,16 @@ impl VerdictJson {
             .all(|(mine, theirs)| mine.keys == theirs.keys)
     }
 
-    fn write_verdict(
+    /// The verdict's text appended to `out`; its derived `verdict` (as written) returned.
+    fn write_verdict<'py>(
         &self,
         w: &mut Writer,
-        verdict: &Bound<'_, PyAny>,
-        held: Held<'_>,
-        read: Option<&ReadVerdict<'_, '_>>,
+        verdict: &Bound<'py, PyAny>,
+        held: Held<'py>,
+        read: Option<&ReadVerdict<'_, 'py>>,
         shown: Option<&ShownFilter>,
         out: &mut Vec<u8>,
-    ) -> Written {
+    ) -> Result<Bound<'py, PyAny>, Stop> {
         let py = verdict.py();
         // The derived `verdict` ("pass", "fail", "error"), as the report adds it: from the
         // values read (the property's definition, `derived_verdict`), else the property.
@@ -1196,7 +1198,8 @@ impl VerdictJson {
             Some(derived) => derived_text(py, derived).clone().into_any(),
             None => verdict.getattr(intern!(py, "verdict"))?,
         };
-        set_entry(&mut entries, &self.verdict_key, Slot::Value(derived));
+        let written = Slot::Value(derived.clone());
+        set_entry(&mut entries, &self.verdict_key, written);
         out.push(b'{');
         for (i, (key, slot)) in entries.iter().enumerate() {
             if i > 0 {
@@ -1243,7 +1246,7 @@ impl VerdictJson {
         }
         w.newline(0, out);
         out.push(b'}');
-        Ok(())
+        Ok(derived)
     }
 
     /// The results as the report lists them: each one read from `results` in turn.

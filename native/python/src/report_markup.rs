@@ -903,11 +903,13 @@ impl VerdictMarkup {
 }
 
 /// What one verdict gives each report a run asked for: its JSON text, its JUnit testcase
-/// (`VerdictMarkup.junit`'s) and its HTML summary row and section.
+/// (`VerdictMarkup.junit`'s) and its HTML summary row and section; and the derived
+/// `verdict` the JSON text holds (`None` without it), which the run's tally counts by.
 type Written<'py> = (
     Option<Bound<'py, PyBytes>>,
     Option<Testcase<'py>>,
     Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>,
+    Option<Bound<'py, PyAny>>,
 );
 
 /// Every report a run asked for (JSON, JUnit, HTML) of one verdict, in one call: the
@@ -971,10 +973,10 @@ impl VerdictReports {
         let Some(m) = self.markup.as_ref().map(|markup| markup.get()) else {
             // The JSON alone: its writer reads what it writes.
             let Some(json) = json else {
-                return Ok((None, None, None));
+                return Ok((None, None, None, None));
             };
-            let text = json.text(verdict, shown)?;
-            return Ok((Some(PyBytes::new(py, &text)), None, None));
+            let (text, derived) = json.text(verdict, shown)?;
+            return Ok((Some(PyBytes::new(py, &text)), None, None, Some(derived)));
         };
         // Read once: a model held otherwise than validation leaves it is read as each
         // writer reads it alone (pydantic's dump for the JSON, its attributes for markup).
@@ -990,9 +992,12 @@ impl VerdictReports {
             Held::Dumped(_) => None,
         };
         let Some((v, counts, rows)) = read else {
-            let text = match json {
-                Some(json) => Some(PyBytes::new(py, &json.text(verdict, shown)?)),
-                None => None,
+            let (text, derived) = match json {
+                Some(json) => {
+                    let (text, derived) = json.text(verdict, shown)?;
+                    (Some(PyBytes::new(py, &text)), Some(derived))
+                }
+                None => (None, None),
             };
             let v = field_values(&m.verdict, verdict)?;
             let counts = field_values(&m.counts, &v[m.v_counts])?;
@@ -1006,6 +1011,7 @@ impl VerdictReports {
                 self.html
                     .then(|| m.page(py, &v, &counts, &rows, &messages, None, index, shown))
                     .transpose()?,
+                derived,
             ));
         };
         let messages = m.messages(&rows, shown)?;
@@ -1018,7 +1024,7 @@ impl VerdictReports {
             ),
             _ => None,
         };
-        let text = match json {
+        let (text, derived) = match json {
             Some(json) => {
                 let read = ReadVerdict {
                     counts: &counts,
@@ -1027,12 +1033,10 @@ impl VerdictReports {
                     scrubbed: scrubbed.as_deref(),
                     derived: m.derived(&v, &counts)?,
                 };
-                Some(PyBytes::new(
-                    py,
-                    &json.verdict_text(verdict, held, Some(&read), shown)?,
-                ))
+                let (text, derived) = json.verdict_text(verdict, held, Some(&read), shown)?;
+                (Some(PyBytes::new(py, &text)), Some(derived))
             }
-            None => None,
+            None => (None, None),
         };
         Ok((
             text,
@@ -1045,6 +1049,7 @@ impl VerdictReports {
                     m.page(py, &v, &counts, &rows, &messages, scrubbed, index, shown)
                 })
                 .transpose()?,
+            derived,
         ))
     }
 }
