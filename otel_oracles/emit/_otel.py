@@ -46,7 +46,6 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry._logs import SeverityNumber
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
@@ -56,7 +55,7 @@ from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
 from otel_oracles.emit._explain import SHOWN_FILTER, explain, safe_identifier
 from otel_oracles.emit._metric_export import MetricReader, OwnMetricExporter, reader_for
 from otel_oracles.emit._metrics import LABELS, GraderMetrics
-from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
+from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, Severity, SpanItem
 from otel_oracles.emit._resource import grader_resource, grader_version
 from otel_oracles.emit._sinks import RECORD_SIGNALS, SIGNAL_NOUN, OtlpSink, RecordSignal, Sink
 from otel_oracles.emit.config import (
@@ -72,13 +71,13 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-_SEVERITY: dict[Outcome, tuple[SeverityNumber, str]] = {
-    Outcome.PASS: (SeverityNumber.INFO, "INFO"),
-    Outcome.TOLERATED: (SeverityNumber.INFO, "INFO"),
-    Outcome.INVARIANT_FAILURE: (SeverityNumber.WARN, "WARN"),
-    Outcome.BUDGET_EXHAUSTED: (SeverityNumber.WARN, "WARN"),
-    Outcome.MISSING_EVIDENCE: (SeverityNumber.WARN, "WARN"),
-    Outcome.ERROR: (SeverityNumber.ERROR, "ERROR"),
+_SEVERITY: dict[Outcome, tuple[Severity, str]] = {
+    Outcome.PASS: (Severity.INFO, "INFO"),
+    Outcome.TOLERATED: (Severity.INFO, "INFO"),
+    Outcome.INVARIANT_FAILURE: (Severity.WARN, "WARN"),
+    Outcome.BUDGET_EXHAUSTED: (Severity.WARN, "WARN"),
+    Outcome.MISSING_EVIDENCE: (Severity.WARN, "WARN"),
+    Outcome.ERROR: (Severity.ERROR, "ERROR"),
 }
 """Failing checks are WARN so a log query for ``severity >= WARN`` finds them; a check that
 itself crashed is ERROR (a harness problem)."""

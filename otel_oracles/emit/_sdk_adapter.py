@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from opentelemetry import trace
-from opentelemetry._logs import LogRecord
+from opentelemetry._logs import LogRecord, SeverityNumber
 from opentelemetry.context import Context
 from opentelemetry.sdk._logs import ReadableLogRecord
 from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
@@ -100,7 +100,7 @@ def sdk_log_records(batch: ItemBatch[LogItem]) -> list[ReadableLogRecord]:
             timestamp=item.time,
             observed_timestamp=item.time,
             context=ctx,
-            severity_number=item.severity,
+            severity_number=SeverityNumber(item.severity),
             severity_text=item.severity_text,
             attributes=merged(item.chunks, item.extra),
             event_name=item.event_name,

@@ -145,7 +145,9 @@ def test_an_export_loads_no_sdk_trace_logs_or_metrics(tmp_path: Path) -> None:
     """The package's sinks encode the records themselves: the SDK's trace and logs modules
     (the adapter for exporters a caller supplies, ``emit._sdk_adapter``) are not imported
     by an export that has none; the grader aggregates and collects its metrics itself, so
-    neither the metrics API nor the SDK's meter provider is imported either."""
+    neither the metrics API nor the SDK's meter provider is imported either. The log
+    records' severities are the package's own numbers (``_records.Severity``), so neither the
+    logs API nor, through it, the trace API is imported."""
     out = tmp_path / "results.jsonl"
     code, modules = loaded_by(
         "grade", str(TRACE), "-c", str(REPO / "bench" / "contracts"), "-q", "--results-out",
@@ -161,6 +163,8 @@ def test_an_export_loads_no_sdk_trace_logs_or_metrics(tmp_path: Path) -> None:
             "opentelemetry.sdk._logs",
             "opentelemetry.sdk.metrics",
             "opentelemetry.metrics",
+            "opentelemetry._logs",
+            "opentelemetry.trace",
             "otel_oracles.emit._sdk_adapter",
         )
         == []

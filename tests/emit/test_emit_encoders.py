@@ -11,7 +11,6 @@ import logging
 from typing import Any
 
 import pytest
-from opentelemetry._logs import SeverityNumber
 from opentelemetry.exporter.otlp.proto.common._log_encoder import encode_logs
 from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
@@ -27,7 +26,7 @@ from otel_oracles._native import (
 )
 from otel_oracles.emit import EmitResult, EmitSettings, OtelEmitter
 from otel_oracles.emit import _names as n
-from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, SpanItem
+from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, Severity, SpanItem
 from otel_oracles.emit._sdk_adapter import sdk_log_records, sdk_spans
 from otel_oracles.model.result import OracleResult, Outcome
 from tests.emit.conftest import (
@@ -171,7 +170,7 @@ def _batches(values: dict[str, Any]) -> tuple[ItemBatch[SpanItem], ItemBatch[Log
         status_code=2,
         status_message="bad",
     )
-    log = LogItem(4, 5, 6, SeverityNumber.WARN, "WARN", "ev", (run,), own)
+    log = LogItem(4, 5, 6, Severity.WARN, "WARN", "ev", (run,), own)
     return ItemBatch([span], resource, scope), ItemBatch([log], resource, scope)
 
 
