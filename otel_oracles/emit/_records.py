@@ -29,7 +29,7 @@ class Severity(IntEnum):
     ``logs.proto``).
 
     Why not the API's ``opentelemetry._logs.SeverityNumber``: importing it imports the logs
-    API and, through it, ``opentelemetry.trace`` (about 20 M instructions of every exporting
+    API and, through it, ``opentelemetry.trace`` (about 17 M instructions of every exporting
     grade) for three numbers. The core reads a member's ``value`` as it read the API enum's;
     the SDK adapter hands a supplied exporter the API's member of the same number.
     """
