@@ -496,7 +496,7 @@ class VerdictRecords:
     privacy filter (``SHOWN_FILTER``: template explanations and error types), ``explain``
     (``full`` explanations), the label rules (``VerdictLabels``: the grade span's agent,
     provider and model) and the subject label of a grade span that starts its own trace;
-    ``severities`` an outcome's (``SeverityNumber``, text); ``passing`` the outcomes scored
+    ``severities`` an outcome's (``_records.Severity``, text); ``passing`` the outcomes scored
     1.0; ``forms`` whether the grade span, its events and the log records are built. Keeps
     the shared attribute runs it made, by what they are made of (each cache cleared at
     ``max_shared``); lists are cut at ``max_list`` items."""
