@@ -646,6 +646,26 @@ struct Line {
 /// list holds the same items. Direct-mapped, as [`ShownCache`].
 struct LineCache {
     slots: Vec<Line>,
+    /// The texts of runs of a result's fields (`field_runs`), by the run's first field and
+    /// its values' addresses: a check's name, type, layer, outcome and `passed` are the
+    /// same few objects in each of its results, as are its budget, reason and contract.
+    runs: Vec<RunLines>,
+}
+
+/// Slots of a [`LineCache`]'s runs: a report's checks times their outcomes, a few hundred.
+const RUN_SLOTS: usize = 512;
+
+/// Most fields of a run ([`field_runs`] splits longer ones).
+const RUN_FIELDS: usize = 6;
+
+/// The lines of a run of a result's fields as last written: the values' addresses, the
+/// values themselves (held, so that no other object takes their addresses while the slot
+/// stands for them), and the text.
+struct RunLines {
+    start: usize,
+    of: [usize; RUN_FIELDS],
+    _held: Vec<Py<PyAny>>,
+    text: Vec<u8>,
 }
 
 impl LineCache {
@@ -661,7 +681,52 @@ impl LineCache {
                 text: [0; LINE_BYTES],
             })
             .collect();
-        Box::new(LineCache { slots })
+        let runs = (0..RUN_SLOTS)
+            .map(|_| RunLines {
+                start: 0,
+                of: [0; RUN_FIELDS],
+                _held: Vec::new(),
+                text: Vec::new(),
+            })
+            .collect();
+        Box::new(LineCache { slots, runs })
+    }
+
+    /// The addresses of a run's values (`values.len() <= RUN_FIELDS`, the rest 0) and its
+    /// slot.
+    fn run_slot(start: usize, values: &[Bound<'_, PyAny>]) -> ([usize; RUN_FIELDS], usize) {
+        let mut of = [0; RUN_FIELDS];
+        let mut mixed = start as u64;
+        for (k, value) in values.iter().enumerate() {
+            of[k] = value.as_ptr() as usize;
+            mixed = (mixed ^ (of[k] >> 4) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+        (of, (mixed >> (64 - RUN_SLOTS.trailing_zeros())) as usize)
+    }
+
+    /// Appends the text of the run from the `start`-th field with `values` when its slot
+    /// holds it; false otherwise. A slot never written holds no address (0).
+    #[inline]
+    fn put_run(&self, start: usize, values: &[Bound<'_, PyAny>], out: &mut Vec<u8>) -> bool {
+        let (of, slot) = Self::run_slot(start, values);
+        let run = &self.runs[slot];
+        if run.of != of || run.start != start {
+            return false;
+        }
+        out.extend_from_slice(&run.text);
+        true
+    }
+
+    /// Keeps `text`, the lines just written of the run from the `start`-th field with
+    /// `values` (each one `field_kept` keeps).
+    fn keep_run(&mut self, start: usize, values: &[Bound<'_, PyAny>], text: &[u8]) {
+        let (of, slot) = Self::run_slot(start, values);
+        let run = &mut self.runs[slot];
+        run._held = values.iter().map(|value| value.clone().unbind()).collect();
+        run.start = start;
+        run.of = of;
+        run.text.clear();
+        run.text.extend_from_slice(text);
     }
 
     fn slot(at: usize, of: usize, depth: usize) -> usize {
@@ -773,6 +838,39 @@ fn list_kept(value: &Bound<'_, PyAny>) -> Option<Vec<Py<PyAny>>> {
 /// and a `str` subclass's (an outcome: its text is its string's, which cannot change).
 fn field_kept(value: &Bound<'_, PyAny>) -> bool {
     member_kept(value) || value.is_instance_of::<PyString>()
+}
+
+/// The runs of a result's fields (by their keys' text, `"name": `) whose lines
+/// [`LineCache`] keeps together: the longest stretches of two or more fields written by
+/// their lines alone and most often the same objects from result to result (not the
+/// message, details and params, written otherwise; nor the span ids, step indexes and
+/// duration, new objects each time), at most [`RUN_FIELDS`] each: for each field, the end
+/// of the run starting there (0: none).
+fn field_runs(keys: &[Vec<u8>]) -> Vec<usize> {
+    let apart: Vec<Vec<u8>> = [
+        "message",
+        "details",
+        "params",
+        "span_ids",
+        "step_indexes",
+        "duration_ns",
+    ]
+    .iter()
+    .map(|name| key_text(name))
+    .collect();
+    let mut run_end = vec![0; keys.len()];
+    let mut start = 0;
+    for i in 0..=keys.len() {
+        let runs = i < keys.len() && !apart.contains(&keys[i]);
+        if runs && i - start < RUN_FIELDS {
+            continue;
+        }
+        if i - start >= 2 {
+            run_end[start] = i;
+        }
+        start = if runs { i } else { i + 1 };
+    }
+    run_end
 }
 
 /// `int.__repr__(value)`: the decimal text `json.dumps` writes of any integer (one beyond
@@ -955,6 +1053,9 @@ pub(crate) struct VerdictJson {
     /// (after the first), the newline, the indent of a result's fields and the key; one
     /// copy instead of four pieces.
     result_lines: Vec<Vec<u8>>,
+    /// For each result field, the end of the run of fields starting there whose lines are
+    /// kept together (`field_runs`), or 0.
+    run_end: Vec<usize>,
     /// The shown texts of the strings and the lines written before, kept from verdict to
     /// verdict (taken by the call writing one; a call meeting them taken writes without).
     cache: Mutex<Option<(Box<ShownCache>, Box<LineCache>)>>,
@@ -992,8 +1093,10 @@ impl VerdictJson {
                 line
             })
             .collect();
+        let run_end = field_runs(&result.keys);
         Ok(VerdictJson {
             result_lines,
+            run_end,
             results_at: verdict.position("results")?,
             counts_at: verdict.position("counts")?,
             message_at: result.position("message")?,
@@ -1319,7 +1422,17 @@ impl VerdictJson {
             (None, _) => {}
         }
         out.push(b'{');
+        let mut written_to = 0;
         for (i, value) in values.iter().enumerate() {
+            if i < written_to {
+                continue;
+            }
+            let end = self.run_end[i];
+            if end > 0 {
+                self.write_run(w, i, &values[i..end], out)?;
+                written_to = end;
+                continue;
+            }
             // Details and params (plain data or dumped), and a shown message, are written
             // below; every other field by its line.
             let data = i == self.details_at || i == self.params_at;
@@ -1344,6 +1457,34 @@ impl VerdictJson {
         Ok(())
     }
 
+    /// The lines of a run of a result's fields from the `start`-th (`values`, theirs): as
+    /// written before when the line cache holds the run's values (one lookup and one copy
+    /// instead of one of each per field), else field by field, the run's text then kept
+    /// when every value may be.
+    fn write_run(
+        &self,
+        w: &mut Writer,
+        start: usize,
+        values: &[Bound<'_, PyAny>],
+        out: &mut Vec<u8>,
+    ) -> Written {
+        if let Some(lines) = w.lines.as_deref() {
+            if lines.put_run(start, values, out) {
+                return Ok(());
+            }
+        }
+        let from = out.len();
+        for (k, value) in values.iter().enumerate() {
+            self.write_field(w, start + k, value, out)?;
+        }
+        if let Some(lines) = w.lines.as_deref_mut() {
+            if values.iter().all(field_kept) {
+                lines.keep_run(start, values, &out[from..]);
+            }
+        }
+        Ok(())
+    }
+
     /// The `i`-th field's line of a result (see `result_lines`) with `value`, its value: as
     /// written before when the line cache holds it, an empty list as such, anything else
     /// by the generic writer.
@@ -1362,9 +1503,11 @@ impl VerdictJson {
         }
         let start = out.len();
         out.extend_from_slice(&self.result_lines[i]);
-        // A result's span ids and step indexes: most are empty.
-        if let Ok(list) = value.cast_exact::<PyList>() {
-            if list.is_empty() {
+        // A result's span ids and step indexes: most are empty. (An exact type's compare:
+        // a failed `cast_exact` takes and drops a reference to the type.)
+        if value.is_exact_instance_of::<PyList>() {
+            // SAFETY: an exact `list`.
+            if unsafe { value.cast_unchecked::<PyList>() }.is_empty() {
                 out.extend_from_slice(b"[]");
                 return Ok(());
             }
