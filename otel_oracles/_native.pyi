@@ -803,25 +803,26 @@ class RuleTable:
 
     def __new__(
         cls,
-        rules: Sequence[tuple[Sequence[tuple[str, Any, Any]], Sequence[tuple[str, Any, Any]]]],
+        rules: Sequence[Sequence[Sequence[Sequence[Any]]]],
         keys: list[str],
         host_lists: list[list[Any]],
         regexes: list[str],
         search: Callable[[int, str], bool],
         content: tuple[
-            Sequence[tuple[int, Sequence[tuple[str, Any, Any]]]],
+            Sequence[tuple[int, Sequence[Sequence[Any]]]],
             frozenset[str],
             Callable[[Any], str],
         ]
         | None = None,
     ) -> RuleTable:
-        """``regexes``: the patterns by number. Each is analysed once: the core answers the
-        texts its analysis proves the answer for, and calls ``search(number, text)`` for the
-        others (once per distinct text, remembered). ``content``: ``(reads, placeholders,
-        dumps)``, per read the number of the key a ``field`` condition tests and the
-        origins of its sources (``(tag, a, b)`` as in a read plan): a span's value under
-        that key is the raw value of the first source holding one that is no placeholder,
-        a ``str`` as it is, anything else ``dumps(value)`` (events as their bodies, or their
+        """``rules``: per rule ``(all, any)``, each condition ``(tag, a, b)`` (tuples or lists, as
+        JSON reads them back). ``regexes``: the patterns by number. Each is analysed once: the
+        core answers the texts its analysis proves the answer for, and calls ``search(number,
+        text)`` for the others (once per distinct text, remembered). ``content``: ``(reads,
+        placeholders, dumps)``, per read the number of the key a ``field`` condition tests and
+        the origins of its sources (``(tag, a, b)`` as in a read plan): a span's value under
+        that key is the raw value of the first source holding one that is no placeholder, a
+        ``str`` as it is, anything else ``dumps(value)`` (events as their bodies, or their
         attributes as a ``dict``); the span's own attribute under that key is never read."""
     def select(
         self, spans: Sequence[SpanRecord], children: dict[str, list[SpanRecord]]
@@ -849,12 +850,22 @@ class FieldReader:
 
     def __new__(
         cls,
-        plans: Sequence[
-            Sequence[tuple[str, bool, Sequence[tuple[str, Any, Any, Any, str | None]]]]
-        ],
+        sources: Sequence[Sequence[Any]],
+        plans: Sequence[Sequence[Sequence[Any]]],
+        parser: Callable[[str], Any],
+        span_name: Callable[[str], Callable[[str], Any]],
         placeholders: frozenset[str],
         failed: Callable[[str, BaseException], None],
-    ) -> FieldReader: ...
+    ) -> FieldReader:
+        """``sources``: the set's distinct sources, each ``(tag, a, b, parse, key)`` (a tuple
+        or a list), ``parse`` its ``parse:`` names; ``plans``: per plan, per field ``(name,
+        is_content_field, source numbers)``. Each source is resolved once: ``parser(name)``
+        (asked once per distinct name; ``KeyError`` for an unknown one) gives what runs for a
+        parser's name (the name of one of the core's own, a list for a chain, or a Python
+        callable), a list of several names a chain of those; ``span_name(pattern)`` (once
+        per distinct pattern) the function giving a span name's first group. A number with
+        no source is an ``IndexError``. ``failed(field, exception)`` is told of each
+        parser failure."""
     def read(
         self,
         span: SpanRecord,

@@ -48,9 +48,6 @@ from otel_oracles.model.span import SpanRecord, StatusCode, Trace
 
 log = LazyLogger(__name__)
 
-MISSING: Any = object()
-"""Sentinel for "no value" (``None`` may be a real attribute value)."""
-
 CONTENT_FIELDS: frozenset[str] = frozenset(
     {
         "arguments", "result", "input_messages", "output_messages", "query", "documents",
@@ -329,7 +326,8 @@ def table_data(
 
 def _table(data: Mapping[str, Any], placeholders: frozenset[str]) -> RuleTable:
     """The ``RuleTable`` of ``table_data``'s plain data, freshly made or read back from JSON
-    (its lists are made the tuples the core takes here)."""
+    (the core takes a condition or a match as a list as well as a tuple: the rules are
+    handed over as JSON gives them)."""
     texts: list[str] = data["regexes"]
     compiled: list[safe_regex.Pattern | None] = [None] * len(texts)
 
@@ -346,28 +344,9 @@ def _table(data: Mapping[str, Any], placeholders: frozenset[str]) -> RuleTable:
 
     content = None
     if data["reads"] is not None:
-        reads = [(key, [_as_origin(o) for o in origins]) for key, origins in data["reads"]]
+        reads = [(key, origins) for key, origins in data["reads"]]
         content = (reads, placeholders, _json_text)
-    rules = [_table_match(m) for m in data["rules"]]
-    return RuleTable(rules, data["keys"], data["host_lists"], texts, search, content)
-
-
-def _table_match(
-    m: Sequence[Sequence[Sequence[Any]]],
-) -> tuple[list[TableCondition], list[TableCondition]]:
-    """One ``(all, any)`` of ``table_data`` with its conditions as tuples."""
-    return [_table_condition(c) for c in m[0]], [_table_condition(c) for c in m[1]]
-
-
-def _table_condition(c: Sequence[Any]) -> TableCondition:
-    tag, a, b = c
-    if tag == "child" or tag == "parent":
-        return (tag, _table_match(a), b)
-    return (tag, a, b)
-
-
-def _as_origin(o: Sequence[Any]) -> Origin:
-    return (o[0], o[1], o[2])
+    return RuleTable(data["rules"], data["keys"], data["host_lists"], texts, search, content)
 
 
 def _resolved_fields(
@@ -619,14 +598,15 @@ def build_set(plan: Mapping[str, Any], registry: ParserRegistry) -> CompiledSet:
     facts = plan["set"]
     scans = [_scan(scan) for scan in plan["scans"]]
     rules = [_compiled_rule(entry, scans) for entry in plan["rules"]]
-    parsers = PlanParsers(registry)
-    sources = [parsers.source(source) for source in plan["sources"]]
-    plans = [
-        [(name, content, [sources[n] for n in numbers]) for name, content, numbers in fields]
-        for fields in plan["plans"]
-    ]
     frozen_placeholders = frozenset(facts["placeholders"])
-    reader = FieldReader(plans, frozen_placeholders, _parser_failed)
+    reader = FieldReader(
+        plan["sources"],
+        plan["plans"],
+        functools.partial(_named_parser, registry),
+        _first_group,
+        frozen_placeholders,
+        _parser_failed,
+    )
     run_limit_errors = tuple(facts["run_limit_errors"])
     hooks = (
         parse_string,
@@ -733,48 +713,15 @@ def outcome_fields(sources: list[Source]) -> list[tuple[str, bool, list[Source]]
 Origin = tuple[str, Any, Any]
 """Where a source's raw value comes from, as the core reads it: ``(origin, a, b)``."""
 
-PlanSource = tuple[str, Any, Any, Any, str | None]
-"""One source as the core's field reader takes it: ``(origin, a, b, parser, key)``."""
 
-PlanField = tuple[str, bool, list[PlanSource]]
-"""One field: its name, whether it is a content field, its sources in order."""
-
-
-class PlanParsers:
-    """What the reader runs for each distinct ``parse:`` list of a set (``_parser``),
-    resolved once per list: the bundled files' ~1,900 sources name a few dozen lists, and
-    resolving one (a registry chain, then its core functions found by identity) for every
-    source was more than a tenth of compiling the set (docs/performance-history.md, "Start-up:
-    smaller conventions entries")."""
-
-    __slots__ = ("_groups", "_registry", "_resolved")
-
-    def __init__(self, registry: ParserRegistry) -> None:
-        self._registry = registry
-        self._resolved: dict[tuple[str, ...], Any] = {}
-        self._groups: dict[str, Callable[[str], Any]] = {}
-
-    def source(self, source: Sequence[Any]) -> PlanSource:
-        """A ``blueprint``'s plan source as the core's field reader takes it (see
-        ``FieldReader``): origins ``attr`` (key), ``attrs`` (keys), ``prefix`` (prefix),
-        ``events`` / ``event_body`` (names), ``event_attr`` (names, key), ``span_name`` (a
-        callable giving the name's first regex group or ``None``, one per pattern),
-        ``status_message``, ``child_attr`` (key), ``const`` (value); the parser is ``None``,
-        the name of a parser the core runs itself, or a Python callable."""
-        origin, a, b, parse, key = source
-        if origin == "span_name":
-            group = self._groups.get(a)
-            if group is None:
-                group = self._groups[a] = _first_group(a)
-            a = group
-        return (origin, a, b, self.of(parse), key)
-
-    def of(self, names: list[str]) -> Any:
-        key = tuple(names)
-        parser = self._resolved.get(key, MISSING)
-        if parser is MISSING:
-            parser = self._resolved[key] = _parser(self._registry.chain(key))
-        return parser
+def _named_parser(registry: ParserRegistry, name: str) -> Any:
+    """What the field reader runs for the parser registered as ``name`` (``_parser``), asked
+    by the core once per distinct name of a set's ``parse:`` lists; ``KeyError`` for a name
+    not registered, as ``ParserRegistry.chain`` gives. The core resolves each source's list
+    itself (none, one, or a chain of several: ``FieldReader``): resolving them here, one
+    tuple and registry chain per source, was a quarter of building the set at every start
+    (docs/performance-history.md, "Start-up: the set's sources resolved in the core")."""
+    return _parser(registry[name])
 
 
 _NATIVE_PARSERS: tuple[tuple[Any, str], ...] = (
@@ -817,7 +764,7 @@ def _origin(src: Source) -> Origin:
     if src.attr_prefix is not None:
         return ("prefix", src.attr_prefix, None)
     if src.span_name is not None:
-        return ("span_name", src.span_name, None)  # its pattern (``PlanParsers.source``)
+        return ("span_name", src.span_name, None)  # its pattern (``_first_group``)
     if src.status_message:
         return ("status_message", None, None)
     if src.child_attr is not None:

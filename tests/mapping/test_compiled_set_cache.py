@@ -264,7 +264,18 @@ def test_another_set_of_files_is_another_entry(tmp_path: Path, user_dir: Path) -
 
 @pytest.mark.parametrize(
     "damage",
-    ["truncated", "not json", "digest", "stale key", "not a dict", "shape", "entries", "types"],
+    [
+        "truncated",
+        "not json",
+        "digest",
+        "stale key",
+        "not a dict",
+        "shape",
+        "entries",
+        "types",
+        "source number",
+        "parser name",
+    ],
 )
 def test_a_bad_set_entry_is_compiled_again(tmp_path: Path, user_dir: Path, damage: str) -> None:
     cache = ConventionCache(tmp_path / "cache")
@@ -291,6 +302,14 @@ def test_a_bad_set_entry_is_compiled_again(tmp_path: Path, user_dir: Path, damag
     elif damage == "entries":  # a digest short: the entries it was compiled from unknown
         doc["compiled"]["rules"][0][2] = "retrieval"
         doc["entries"] = doc["entries"][:-1]
+        forge(entry, doc)
+    elif damage == "source number":  # a field reading past the set's sources
+        doc["compiled"]["rules"][0][2] = "retrieval"
+        doc["compiled"]["plans"][0][0][2] = [len(doc["compiled"]["sources"])]
+        forge(entry, doc)
+    elif damage == "parser name":  # a source's parser that no one registers
+        doc["compiled"]["rules"][0][2] = "retrieval"
+        doc["compiled"]["sources"][-1][3] = ["no such parser"]
         forge(entry, doc)
     else:
         doc["compiled"]["table"]["rules"][0] = [[["exists", "not a number", True]], []]

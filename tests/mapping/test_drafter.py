@@ -12,13 +12,14 @@ from typing import Any
 
 import pytest
 
-from otel_oracles._native import Drafter, FieldReader
+from otel_oracles._native import Drafter
 from otel_oracles.mapping import _mapper, load_conventions
 from otel_oracles.mapping._compile import output_messages, run_limit
 from otel_oracles.mapping._loader import ToolKinds
 from otel_oracles.mapping.parsers.scalars import parse_int, parse_string
 from otel_oracles.model.span import EventRecord, SpanRecord, StatusCode
 from otel_oracles.model.step import SpanRef, Step, StepKind
+from tests.support.field_reader import plan_reader
 
 FIELDS = (
     "tool", "agent_name", "error_type", "error_message", "input_tokens", "output_tokens",
@@ -35,7 +36,7 @@ def _drafter(
     vocabulary: dict[str, str] | None = None,
 ) -> Drafter:
     plan = [(name, name in CONTENT, [("attr", name, None, None, None)]) for name in FIELDS]
-    reader = FieldReader([plan], frozenset({PLACEHOLDER}), lambda name, exc: None)
+    reader = plan_reader([plan], frozenset({PLACEHOLDER}))
     hooks = (
         parse_string,
         parse_int,

@@ -32,6 +32,7 @@ from otel_oracles.mapping._mapper import Draft
 from otel_oracles.mapping.parsers._registry import ParserChain, builtin_parsers
 from otel_oracles.mapping.parsers.scalars import parse_int, parse_string
 from otel_oracles.model.span import SpanRecord, StatusCode
+from tests.support.field_reader import plan_reader
 
 
 def spec_string_list(value: Any) -> list[str] | None:
@@ -130,7 +131,7 @@ def test_streamed_partials_as_python(value: Any) -> None:
 
 def _reader(parser: Any) -> FieldReader:
     plan = [("value", False, [("attr", "v", None, parser, None)])]
-    return FieldReader([plan], frozenset({"__REDACTED__"}), lambda name, exc: None)
+    return plan_reader([plan], frozenset({"__REDACTED__"}))
 
 
 def _read(parser: Any, raw: Any) -> dict[str, Any]:
@@ -211,7 +212,7 @@ MESSAGES: list[Any] = [
 
 def _core_drafter(plan: Any) -> Drafter:
     """The core's ``Drafter`` of one field plan, with the Python hooks the mapper passes."""
-    reader = FieldReader([plan], frozenset(), lambda name, exc: None)
+    reader = plan_reader([plan], frozenset())
     return Drafter(
         reader,
         frozenset(),

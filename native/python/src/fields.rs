@@ -11,10 +11,13 @@
 //! other parser (plug-ins, the Python built-ins) through Python, and an `Exception` a parser
 //! raises means "no value" (handed to `failed` for the log).
 //!
-//! Plans arrive as plain data (`_compile._plan`): per plan, per field `(name,
-//! sources)`, each source `(tag, a, b, parser, key)`.
+//! Plans arrive as the compiled set's plain data (`_compile.blueprint`, as read back from the
+//! cache: lists or tuples alike): the distinct sources, each `(tag, a, b, parse, key)` with
+//! its `parse:` names, and per plan, per field `(name, content, source numbers)`. Each source
+//! is resolved once here (its parsers by name, a span-name pattern's group function) and
+//! shared by number among the fields that read it.
 
-use pyo3::exceptions::{PyException, PyValueError};
+use pyo3::exceptions::{PyException, PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
 
@@ -134,11 +137,14 @@ struct Source {
 struct Field {
     name: Py<PyString>,
     content: bool,
-    sources: Vec<Source>,
+    /// Numbers in `FieldReader::sources`, in order.
+    sources: Vec<usize>,
 }
 
 #[pyclass(module = "otel_oracles._native", name = "FieldReader", frozen)]
 pub struct FieldReader {
+    /// The set's distinct sources, resolved once: a field holds their numbers.
+    sources: Vec<Source>,
     plans: Vec<Vec<Field>>,
     reader: RawReader,
     /// `failed(field_name, exception)`: logs a parser's failure.
@@ -446,13 +452,27 @@ fn strings(value: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     value.extract()
 }
 
-/// A source's origin from the first three items of its plan tuple: `(tag, a, b, ...)`.
+/// The first `N` items of a plan item, a tuple or a list (plain data as JSON reads it back).
+pub(crate) fn leading<'py, const N: usize>(
+    item: &Bound<'py, PyAny>,
+) -> PyResult<[Bound<'py, PyAny>; N]> {
+    let items: Vec<Bound<'py, PyAny>> = if let Ok(tuple) = item.cast::<PyTuple>() {
+        tuple.iter().take(N).collect()
+    } else if let Ok(list) = item.cast::<PyList>() {
+        list.iter().take(N).collect()
+    } else {
+        return Err(PyTypeError::new_err("a plan item is a tuple or a list"));
+    };
+    items
+        .try_into()
+        .map_err(|_| PyValueError::new_err(format!("a plan item has fewer than {N} items")))
+}
+
+/// A source's origin from the first three items of its plan item: `(tag, a, b, ...)`.
 pub(crate) fn origin(item: &Bound<'_, PyAny>) -> PyResult<Origin> {
     let py = item.py();
-    let tuple = item.cast::<PyTuple>()?;
-    let tag: String = tuple.get_item(0)?.extract()?;
-    let a = tuple.get_item(1)?;
-    let b = tuple.get_item(2)?;
+    let [tag, a, b] = leading::<3>(item)?;
+    let tag: String = tag.extract()?;
     let intern = |v: &Bound<'_, PyAny>| -> PyResult<Py<PyString>> {
         let text: String = v.extract()?;
         Ok(PyString::intern(py, &text).unbind())
@@ -476,54 +496,130 @@ pub(crate) fn origin(item: &Bound<'_, PyAny>) -> PyResult<Origin> {
     })
 }
 
-fn source(item: &Bound<'_, PyAny>) -> PyResult<Source> {
-    let py = item.py();
-    let tuple = item.cast::<PyTuple>()?;
-    let origin = origin(item)?;
-    let parser = Parser::from_plan(&tuple.get_item(3)?)?;
-    let key = tuple.get_item(4)?;
-    let key = if key.is_none() {
-        None
-    } else {
-        let text: String = key.extract()?;
-        Some(PyString::intern(py, &text).unbind())
-    };
-    Ok(Source {
-        origin,
-        parser,
-        key,
-    })
+/// What a set's sources need from Python, each asked once per distinct name or pattern:
+/// `parser(name)`, what the reader runs for a registered parser's name (the name of one of
+/// the core's own, a list for a registered chain, else the Python callable; `KeyError` for
+/// an unregistered name), and `span_name(pattern)`, the function giving a span name's first
+/// group of `pattern`. What they gave is kept in lists searched in order: a set names a few
+/// dozen parsers and patterns.
+struct Resolver<'a, 'py> {
+    parser: &'a Bound<'py, PyAny>,
+    span_name: &'a Bound<'py, PyAny>,
+    parsers: Vec<(String, Bound<'py, PyAny>)>,
+    groups: Vec<(String, Bound<'py, PyAny>)>,
+}
+
+/// What `ask(key)` gave for `key`, asked only the first time (`known` keeps the answers).
+fn asked_once<'py>(
+    known: &mut Vec<(String, Bound<'py, PyAny>)>,
+    key: String,
+    ask: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    if let Some((_, found)) = known.iter().find(|(k, _)| *k == key) {
+        return Ok(found.clone());
+    }
+    let found = ask.call1((&key,))?;
+    known.push((key, found.clone()));
+    Ok(found)
+}
+
+impl<'py> Resolver<'_, 'py> {
+    /// The parser of a `parse:` list: none for no name, the registered parser for one, a
+    /// chain of them for several (as `ParserRegistry.chain` makes them).
+    fn parser(&mut self, names: &Bound<'py, PyAny>) -> PyResult<Parser> {
+        let mut steps = Vec::new();
+        for name in names.try_iter()? {
+            let item = asked_once(&mut self.parsers, name?.extract()?, self.parser)?;
+            steps.push(Parser::from_plan(&item)?);
+        }
+        Ok(match steps.len() {
+            0 => Parser::None,
+            1 => steps.pop().unwrap_or(Parser::None),
+            _ => Parser::Chain(steps),
+        })
+    }
+
+    /// A span-name pattern's group function, one per distinct pattern (its memo of names
+    /// shared by every source with that pattern).
+    fn group(&mut self, pattern: &Bound<'py, PyAny>) -> PyResult<Py<PyAny>> {
+        Ok(asked_once(&mut self.groups, pattern.extract()?, self.span_name)?.unbind())
+    }
+
+    /// A set's source, `(tag, a, b, parse, key)`, as the reader runs it.
+    fn source(&mut self, item: &Bound<'py, PyAny>) -> PyResult<Source> {
+        let py = item.py();
+        let [_, a, _, parse, key] = leading::<5>(item)?;
+        let origin = match origin(item)? {
+            Origin::SpanName(_) => Origin::SpanName(self.group(&a)?),
+            origin => origin,
+        };
+        let parser = self.parser(&parse)?;
+        let key = if key.is_none() {
+            None
+        } else {
+            let text: String = key.extract()?;
+            Some(PyString::intern(py, &text).unbind())
+        };
+        Ok(Source {
+            origin,
+            parser,
+            key,
+        })
+    }
 }
 
 #[pymethods]
 impl FieldReader {
-    /// `plans`: per plan, per field `(name, is_content_field, sources)`; `placeholders`: the
-    /// redaction placeholders; `failed(field, exception)` is told of each parser failure.
+    /// `sources`: the set's distinct sources, each `(tag, a, b, parse, key)` (`parse` the
+    /// `parse:` names); `plans`: per plan, per field `(name, is_content_field, source
+    /// numbers)`; `parser` and `span_name` resolve the sources' parser names and span-name
+    /// patterns (`Resolver`); `placeholders`: the redaction placeholders; `failed(field,
+    /// exception)` is told of each parser failure. Every source is resolved, read by a field
+    /// or not, and a number with no source is an `IndexError`.
     #[new]
     fn new(
+        sources: &Bound<'_, PyAny>,
         plans: &Bound<'_, PyAny>,
+        parser: &Bound<'_, PyAny>,
+        span_name: &Bound<'_, PyAny>,
         placeholders: Bound<'_, PyFrozenSet>,
         failed: Py<PyAny>,
     ) -> PyResult<Self> {
         let py = plans.py();
+        let mut resolver = Resolver {
+            parser,
+            span_name,
+            parsers: Vec::new(),
+            groups: Vec::new(),
+        };
+        let sources = sources
+            .try_iter()?
+            .map(|item| resolver.source(&item?))
+            .collect::<PyResult<Vec<_>>>()?;
         let mut out = Vec::new();
         for plan in plans.try_iter()? {
             let mut fields = Vec::new();
             for field in plan?.try_iter()? {
-                let (name, content, sources): (String, bool, Bound<'_, PyAny>) =
-                    field?.extract()?;
+                let [name, content, numbers] = leading::<3>(&field?)?;
+                let name: String = name.extract()?;
+                let mut read = Vec::new();
+                for number in numbers.try_iter()? {
+                    let number: usize = number?.extract()?;
+                    if number >= sources.len() {
+                        return Err(PyIndexError::new_err("a field reads no such source"));
+                    }
+                    read.push(number);
+                }
                 fields.push(Field {
                     name: PyString::intern(py, &name).unbind(),
-                    content,
-                    sources: sources
-                        .try_iter()?
-                        .map(|s| source(&s?))
-                        .collect::<PyResult<Vec<_>>>()?,
+                    content: content.extract()?,
+                    sources: read,
                 });
             }
             out.push(fields);
         }
         Ok(Self {
+            sources,
             plans: out,
             reader: RawReader::new(placeholders),
             failed,
@@ -569,7 +665,8 @@ impl FieldReader {
         for field in plan {
             let mut flagged = false;
             let mut found = None;
-            for source in &field.sources {
+            // Every number was checked against `sources` when the plan was made.
+            for source in field.sources.iter().filter_map(|&n| self.sources.get(n)) {
                 let Some(raw) =
                     self.reader
                         .raw(&source.origin, span, &attributes, children, &names)?

@@ -22,10 +22,10 @@ use pyo3::exceptions::PyValueError;
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PyString};
 use std::cell::{OnceCell, RefCell};
 
-use crate::fields::{origin, Origin, RawReader};
+use crate::fields::{leading, origin, Origin, RawReader};
 use crate::slots::{span, span_held, span_peek};
 
 #[pyclass(module = "otel_oracles._native", name = "RuleTable", frozen)]
@@ -663,10 +663,8 @@ impl Searcher for PySearcher<'_, '_> {
 }
 
 fn condition(item: &Bound<'_, PyAny>, depth: usize) -> PyResult<Condition> {
-    let tuple = item.cast::<PyTuple>()?;
-    let tag: String = tuple.get_item(0)?.extract()?;
-    let a = tuple.get_item(1)?;
-    let b = tuple.get_item(2)?;
+    let [tag, a, b] = leading::<3>(item)?;
+    let tag: String = tag.extract()?;
     Ok(match tag.as_str() {
         "exists" => Condition::Attr {
             key: a.extract()?,
@@ -707,7 +705,7 @@ fn match_of(item: &Bound<'_, PyAny>, depth: usize) -> PyResult<Match> {
     if depth > otel_oracles_core::rules::MAX_CHILD_DEPTH + 1 {
         return Err(PyValueError::new_err("child conditions nested too deep"));
     }
-    let (all, any): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+    let [all, any] = leading::<2>(item)?;
     let conditions = |list: &Bound<'_, PyAny>| -> PyResult<Vec<Condition>> {
         list.try_iter()?
             .map(|cond| condition(&cond?, depth))
