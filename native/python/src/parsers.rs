@@ -471,11 +471,11 @@ impl<'py> Build<'_> for MessagesBuild<'py> {
     }
 
     fn seq(&self) -> Self::Seq {
-        Vec::new()
+        self.0.seq()
     }
 
     fn push(&self, seq: &mut Self::Seq, item: Self::Value) {
-        seq.push(item.0);
+        self.0.push(seq, item.0);
     }
 
     fn end_seq(&self, seq: Self::Seq) -> Result<Self::Value, Refused> {
@@ -483,7 +483,7 @@ impl<'py> Build<'_> for MessagesBuild<'py> {
     }
 
     fn map(&self) -> Self::Map {
-        PyDict::new(self.0.py)
+        self.0.map()
     }
 
     fn insert(
@@ -492,11 +492,11 @@ impl<'py> Build<'_> for MessagesBuild<'py> {
         key: Self::Key,
         value: Self::Value,
     ) -> Result<(), Refused> {
-        self.0.kept(dict_set(map, &key.0, &value.0))
+        self.0.insert(map, key.0, value.0)
     }
 
     fn end_map(&self, map: Self::Map) -> Result<Self::Value, Refused> {
-        Ok((map.into_any(), 0))
+        Self::plain(self.0.end_map(map))
     }
 
     fn array(&self, items: &mut Vec<Self::Value>, start: usize) -> Result<Self::Value, Refused> {
