@@ -15,7 +15,8 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -257,16 +258,32 @@ def run_compiled(
     return run_checks((check,), ctx, clear, gapless)[0]
 
 
+def _on_disk(
+    opened: list[contextlib.ExitStack], workspace: Mapping[str, str], trajectory: Trajectory
+) -> Path:
+    """The directory of ``workspace`` with ``trajectory``'s edits (``replayed_workspace``),
+    entered on the grade's exit stack, ``opened[0]``, made here by the first replay on
+    disk. Most runs replay in memory and enter none: an ``ExitStack`` made, entered and left
+    for every run of a contract with a workspace was ~7.9 k instructions, half what the
+    in-memory replay itself costs, where the empty list and the ``try`` are ~1 k
+    (docs/performance-history.md, "The evaluator's exit stack made by the first replay on
+    disk")."""
+    if not opened:
+        opened.append(contextlib.ExitStack())
+    return opened[0].enter_context(replayed_workspace(workspace, trajectory))
+
+
 def _context(
     compiled: CompiledContract,
     workspace: WorkspaceReplay,
     evidence: Evidence,
-    stack: contextlib.ExitStack,
+    opened: list[contextlib.ExitStack],
     commands: CommandPolicy,
 ) -> GradeContext:
     """The context of a contract with a workspace (``compiled.workspace``), replayed lazily
     when the replay can be decided in memory (same files, same ``ReplayError``), else on
-    disk right away as always (the directory removed when ``stack`` closes)."""
+    disk right away as always (the directory removed when the grade leaves its exit stack,
+    ``opened``: ``_on_disk``)."""
     trajectory = evidence.trajectory
     contract = compiled.contract
     spec = workspace.workspace
@@ -285,12 +302,12 @@ def _context(
             trajectory=trajectory,
             contract=contract,
             initial_workspace=initial,
-            materialize=lambda: stack.enter_context(replayed_workspace(spec, trajectory)),
+            materialize=lambda: _on_disk(opened, spec, trajectory),
             commands=commands,
             evidence=evidence,
         )
     if files is None:
-        root = stack.enter_context(replayed_workspace(spec, trajectory))
+        root = _on_disk(opened, spec, trajectory)
         return GradeContext(
             trajectory=trajectory,
             contract=contract,
@@ -303,7 +320,7 @@ def _context(
         trajectory=trajectory,
         contract=contract,
         initial_workspace=initial,
-        materialize=lambda: stack.enter_context(replayed_workspace(spec, trajectory)),
+        materialize=lambda: _on_disk(opened, spec, trajectory),
         files=files,
         commands=commands,
         evidence=evidence,
@@ -348,10 +365,18 @@ def grade(
             clear, gapless = known_clear(evidence, compiled.plan, trajectory.incomplete)
             results = _RUNNER.run(compiled.checks, ctx, clear, gapless)
         else:
-            with contextlib.ExitStack() as stack:
-                ctx = _context(compiled, workspace, evidence, stack, commands)
+            opened: list[contextlib.ExitStack] = []
+            try:
+                ctx = _context(compiled, workspace, evidence, opened, commands)
                 clear, gapless = known_clear(evidence, compiled.plan, trajectory.incomplete)
                 results = _RUNNER.run(compiled.checks, ctx, clear, gapless)
+            except BaseException as exc:
+                # The stack left as a ``with`` leaves it: told of the exception.
+                if not (opened and opened[0].__exit__(type(exc), exc, exc.__traceback__)):
+                    raise
+            else:
+                if opened:
+                    opened[0].close()
     except ReplayError as exc:
         results = [
             OracleResult(

@@ -987,7 +987,7 @@ def _replaying_context(
     ``trajectory``: replayed in memory, or on disk when the memory replay refuses."""
     compiled = compile_contract(contract)
     assert compiled.workspace is not None
-    return _context(compiled, compiled.workspace, Evidence(trajectory), stack, SANDBOXED)
+    return _context(compiled, compiled.workspace, Evidence(trajectory), [stack], SANDBOXED)
 
 
 def _bench_contexts(
