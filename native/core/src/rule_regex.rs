@@ -488,6 +488,9 @@ pub struct Alternative {
     anchored: bool,
     /// The literal characters it starts with (after `^` when anchored).
     lead: Box<str>,
+    /// The lead's number among the table's literals ([`number_literals`]), when unanchored
+    /// and not empty; [`UNNUMBERED`] otherwise.
+    number: u8,
     rest: Vec<Item>,
 }
 
@@ -507,12 +510,19 @@ impl Alternative {
         Self {
             anchored,
             lead: lead.into(),
+            number: UNNUMBERED,
             rest: items.into_iter().skip(taken).collect(),
         }
     }
 
-    /// Whether a match of this alternative starts somewhere in `text`.
-    fn found(&self, text: &str) -> bool {
+    /// Whether `found` searches the text for the lead (`str::contains`).
+    fn searched(&self) -> bool {
+        !self.anchored && !self.lead.is_empty()
+    }
+
+    /// Whether a match of this alternative starts somewhere in `text` (`noted`: what the
+    /// text was found to hold of the numbered literals).
+    fn found(&self, text: &str, noted: &mut Noted) -> bool {
         if self.anchored {
             return text.starts_with(&*self.lead) && at(&self.rest, text, self.lead.len());
         }
@@ -526,7 +536,7 @@ impl Alternative {
         // Most texts lack the lead (a content text tested for a marker): `str::contains`
         // tells so without preparing the two-way searcher `find` sets up per call (~900
         // instructions), by SIMD for a lead of up to 32 bytes.
-        if !text.contains(&*self.lead) {
+        if !noted.contains(text, &self.lead, self.number) {
             return false;
         }
         // Every occurrence of the lead, overlapping ones included (the rest may hold at a
@@ -592,10 +602,18 @@ pub struct Needle {
     pub text: Box<str>,
     pub anchored: bool,
     pub at_end: bool,
+    /// Its number among the table's literals ([`number_literals`]) when searched anywhere
+    /// in the text; [`UNNUMBERED`] otherwise.
+    pub number: u8,
 }
 
 impl Needle {
-    fn in_text(&self, text: &str) -> bool {
+    /// Whether `in_text` searches the whole text for it (`str::contains`).
+    fn searched(&self) -> bool {
+        !self.anchored && !self.at_end
+    }
+
+    fn in_text(&self, text: &str, noted: &mut Noted) -> bool {
         let needle = &*self.text;
         if self.anchored && !text.starts_with(needle) {
             return false;
@@ -606,7 +624,86 @@ impl Needle {
                     .strip_suffix('\n')
                     .is_some_and(|head| head.ends_with(needle));
         }
-        self.anchored || text.contains(needle)
+        self.anchored || noted.contains(text, needle, self.number)
+    }
+}
+
+/// The number of a literal no text notes (searched each time it is asked).
+pub const UNNUMBERED: u8 = u8::MAX;
+
+/// Literals [`number_literals`] numbers (a bit each in [`Noted`]).
+const NUMBERED: usize = 64;
+
+/// What one text was found to hold or lack of the numbered literals, a bit per number, for
+/// the plans asked about the same text: the rules that tell a chat span's kind search its
+/// content (a whole reply) for the same markers (`[[ ## next_tool_name ## ]]` by two rules,
+/// one a filter, one exact), and a literal a text lacks is then searched for once (~390
+/// instructions a search), not once per regex.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Noted {
+    searched: u64,
+    held: u64,
+}
+
+impl Noted {
+    /// Whether `text` holds `literal`, whose number is `number` (this `Noted`'s text).
+    fn contains(&mut self, text: &str, literal: &str, number: u8) -> bool {
+        let Some(bit) = 1u64.checked_shl(u32::from(number)) else {
+            return text.contains(literal);
+        };
+        if self.searched & bit != 0 {
+            return self.held & bit != 0;
+        }
+        let found = text.contains(literal);
+        self.searched |= bit;
+        if found {
+            self.held |= bit;
+        }
+        found
+    }
+}
+
+/// Numbers the literals `plans` search for anywhere in a text (a filter's unanchored needles,
+/// an exact alternative's unanchored lead), the same literal the same number, so that the
+/// plans of one table asked about one text share what it was found to hold ([`Noted`]).
+/// Literals found in most places are numbered first; past [`NUMBERED`] the rest stay
+/// [`UNNUMBERED`].
+pub fn number_literals(plans: &mut [RegexPlan]) {
+    let mut counted: Vec<(&str, usize)> = Vec::new();
+    for plan in plans.iter() {
+        plan.each_literal(|literal| {
+            match counted.iter_mut().find(|(known, _)| *known == literal) {
+                Some((_, count)) => *count += 1,
+                None => counted.push((literal, 1)),
+            }
+        });
+    }
+    counted.sort_by_key(|(_, count)| std::cmp::Reverse(*count));
+    let numbered: Vec<Box<str>> = counted
+        .iter()
+        .take(NUMBERED)
+        .map(|(literal, _)| (*literal).into())
+        .collect();
+    let number_of = |literal: &str| {
+        numbered
+            .iter()
+            .position(|known| **known == *literal)
+            .and_then(|at| u8::try_from(at).ok())
+            .unwrap_or(UNNUMBERED)
+    };
+    for plan in plans.iter_mut() {
+        match plan {
+            RegexPlan::Exact(alts) => {
+                for alt in alts.iter_mut().filter(|alt| alt.searched()) {
+                    alt.number = number_of(&alt.lead);
+                }
+            }
+            RegexPlan::Filter(clauses) => {
+                for needle in clauses.iter_mut().flatten().filter(|n| n.searched()) {
+                    needle.number = number_of(&needle.text);
+                }
+            }
+        }
     }
 }
 
@@ -627,6 +724,7 @@ fn needs(node: &Node) -> Vec<Clause> {
                         text: std::mem::take(run).into(),
                         anchored,
                         at_end,
+                        number: UNNUMBERED,
                     }]);
                 }
             };
@@ -699,6 +797,21 @@ impl RegexPlan {
         matches!(self, Self::Exact(_))
     }
 
+    /// Calls `each` with every literal the plan searches for anywhere in a text.
+    fn each_literal<'s>(&'s self, mut each: impl FnMut(&'s str)) {
+        match self {
+            Self::Exact(alts) => alts
+                .iter()
+                .filter(|alt| alt.searched())
+                .for_each(|alt| each(&alt.lead)),
+            Self::Filter(clauses) => clauses
+                .iter()
+                .flatten()
+                .filter(|needle| needle.searched())
+                .for_each(|needle| each(&needle.text)),
+        }
+    }
+
     /// The filter's clauses (empty for an exact plan).
     pub fn clauses(&self) -> &[Clause] {
         match self {
@@ -710,12 +823,18 @@ impl RegexPlan {
     /// Whether the regex finds a match in `text`, when the core can tell; `None`: ask the
     /// host.
     pub fn answer(&self, text: &str) -> Option<bool> {
+        self.answer_noted(text, &mut Noted::default())
+    }
+
+    /// [`RegexPlan::answer`], with what `text` was found to hold of the numbered literals
+    /// (`noted`, kept for this text only) read and added to.
+    pub fn answer_noted(&self, text: &str, noted: &mut Noted) -> Option<bool> {
         match self {
-            Self::Exact(alts) => Some(alts.iter().any(|alt| alt.found(text))),
+            Self::Exact(alts) => Some(alts.iter().any(|alt| alt.found(text, noted))),
             Self::Filter(clauses) => {
                 if clauses
                     .iter()
-                    .all(|clause| clause.iter().any(|needle| needle.in_text(text)))
+                    .all(|clause| clause.iter().any(|needle| needle.in_text(text, noted)))
                 {
                     None
                 } else {
@@ -957,6 +1076,7 @@ mod tests {
             text: text.into(),
             anchored,
             at_end: false,
+            number: UNNUMBERED,
         }
     }
 
@@ -1129,6 +1249,122 @@ mod tests {
             RegexPlan::of(r"(abc)*\d(?<=x)y?").clauses(),
             &[] as &[Clause]
         );
+    }
+
+    /// The plans of the DSPy ReAct rules (two search for the same header) and two more.
+    fn react_plans() -> Vec<RegexPlan> {
+        let mut plans: Vec<RegexPlan> = [
+            r#"\[\[ ## next_tool_name ## \]\](\\n|\s)*finish(\\n|\s|")"#,
+            r"\[\[ ## next_tool_name ## \]\]",
+            r"\[\[ ## completed ## \]\]",
+            r"^finish\w",
+            r"\wcall$",
+        ]
+        .iter()
+        .map(|pattern| RegexPlan::of(pattern))
+        .collect();
+        number_literals(&mut plans);
+        plans
+    }
+
+    #[test]
+    fn a_literal_is_numbered_alike_in_every_plan_that_searches_for_it() {
+        let plans = react_plans();
+        let RegexPlan::Filter(finish) = &plans[0] else {
+            panic!("not a filter: {:?}", plans[0]);
+        };
+        let RegexPlan::Exact(step) = &plans[1] else {
+            panic!("not exact: {:?}", plans[1]);
+        };
+        let RegexPlan::Exact(completed) = &plans[2] else {
+            panic!("not exact: {:?}", plans[2]);
+        };
+        // The header is in both plans: numbered first, alike.
+        assert_eq!(finish[0][0].number, 0);
+        assert_eq!(step[0].number, 0);
+        assert_eq!(finish[1][0].number, 1);
+        assert_eq!(completed[0].number, 2);
+        // An anchored needle or lead, or one at the end, is never searched for.
+        let RegexPlan::Filter(anchored) = &plans[3] else {
+            panic!("not a filter: {:?}", plans[3]);
+        };
+        assert_eq!(anchored[0][0].number, UNNUMBERED);
+        let RegexPlan::Filter(at_end) = &plans[4] else {
+            panic!("not a filter: {:?}", plans[4]);
+        };
+        assert!(at_end.iter().flatten().all(|n| n.number == UNNUMBERED));
+    }
+
+    #[test]
+    fn what_a_text_was_found_to_lack_answers_the_next_plan() {
+        let plans = react_plans();
+        let header = "[[ ## next_tool_name ## ]]\nsearch";
+        // Notes taken on a text without the header say so to the exact plan, which then
+        // does not search (here a text that has it: notes belong to one text).
+        let mut noted = Noted::default();
+        assert_eq!(plans[0].answer_noted("no header", &mut noted), Some(false));
+        assert_eq!(plans[1].answer(header), Some(true));
+        assert_eq!(plans[1].answer_noted(header, &mut noted), Some(false));
+        // What a text holds only lets the search through: the filter still needs `finish`.
+        let mut noted = Noted::default();
+        assert_eq!(plans[1].answer_noted(header, &mut noted), Some(true));
+        assert_eq!(plans[0].answer_noted(header, &mut noted), Some(false));
+        let finish = "[[ ## next_tool_name ## ]]\nfinish\n";
+        let mut noted = Noted::default();
+        assert_eq!(plans[1].answer_noted(finish, &mut noted), Some(true));
+        assert_eq!(plans[0].answer_noted(finish, &mut noted), None);
+    }
+
+    #[test]
+    fn noted_answers_are_the_plans_own() {
+        let plans = react_plans();
+        let texts = [
+            "",
+            "plain reply",
+            "[[ ## next_tool_name ## ]]\nfinish\n",
+            "[[ ## next_tool_name ## ]] search",
+            "[[ ## next_tool_name ## ]]\\nfinish\"",
+            "finish[[ ## completed ## ]]",
+            "[[ ## completed ## ]]",
+            "finishx [[ ## next_tool_name ## ]] stop",
+            "[[ ## next_tool_name ## ]",
+        ];
+        for text in texts {
+            let alone: Vec<_> = plans.iter().map(|plan| plan.answer(text)).collect();
+            // Every order of the first three (the literals they share), the rest after.
+            for order in [[0, 1, 2], [1, 0, 2], [2, 1, 0], [1, 2, 0]] {
+                let mut noted = Noted::default();
+                for index in order.into_iter().chain(3..plans.len()) {
+                    let answer = plans[index].answer_noted(text, &mut noted);
+                    assert_eq!(answer, alone[index], "{text:?} plan {index}");
+                    // Asked again with the notes complete.
+                    assert_eq!(plans[index].answer_noted(text, &mut noted), answer);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn literals_past_the_numbered_ones_are_searched_each_time() {
+        let mut plans: Vec<RegexPlan> = (0..NUMBERED + 6)
+            .map(|n| RegexPlan::of(&format!("lit{n:03}x")))
+            .collect();
+        // One literal in two plans: numbered first though it comes last.
+        plans.push(RegexPlan::of("lit069x"));
+        number_literals(&mut plans);
+        let number = |plan: &RegexPlan| match plan {
+            RegexPlan::Exact(alts) => alts[0].number,
+            RegexPlan::Filter(_) => panic!("not exact: {plan:?}"),
+        };
+        assert_eq!(number(&plans[NUMBERED + 6]), 0);
+        assert_eq!(number(&plans[69]), 0);
+        let unnumbered = plans.iter().filter(|p| number(p) == UNNUMBERED).count();
+        assert_eq!(unnumbered, 6);
+        let text = "lit000x lit068x lit069x";
+        let mut noted = Noted::default();
+        for plan in &plans {
+            assert_eq!(plan.answer_noted(text, &mut noted), plan.answer(text));
+        }
     }
 
     #[test]

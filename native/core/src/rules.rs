@@ -36,7 +36,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::hashing::FastMap;
-use crate::rule_regex::RegexPlan;
+use crate::rule_regex::{number_literals, Noted, RegexPlan};
 
 /// What a condition tests on one attribute.
 #[derive(Debug, Clone, PartialEq)]
@@ -348,11 +348,37 @@ struct KeySet {
     by_value: Box<[u32]>,
 }
 
-/// The memo rows of one span's name and scope, looked up on first use.
+/// The memo rows of one span's name and scope, looked up on first use, and what the
+/// span's first few attribute texts tested by regex were found to hold of the table's
+/// numbered literals (by key: a span's value under a key is one text).
 #[derive(Default)]
 struct Rows {
     name: Option<Option<usize>>,
     scope: Option<Option<usize>>,
+    noted: [Option<(u32, Noted)>; NOTED_TEXTS],
+}
+
+/// Attribute texts per span whose literals are noted (a chat span's content tests a text or
+/// two); past them a text's literals are searched each time.
+const NOTED_TEXTS: usize = 4;
+
+impl Rows {
+    /// `regex`'s own answer on the span's text under `key`, with that text's notes.
+    fn native_on(&mut self, plans: &[RegexPlan], key: u32, regex: u32, text: &str) -> Option<bool> {
+        let plan = plans.get(regex as usize)?;
+        let mut spare = Noted::default();
+        let noted = match self.noted.iter().position(|slot| match slot {
+            Some((known, _)) => *known == key,
+            None => true,
+        }) {
+            Some(at) => match &mut self.noted[at] {
+                Some((_, noted)) => noted,
+                empty => &mut empty.insert((key, Noted::default())).1,
+            },
+            None => &mut spare,
+        };
+        plan.answer_noted(text, noted)
+    }
 }
 
 /// Why a table could not be built (the Python compiler built it wrong).
@@ -725,9 +751,10 @@ impl RuleTable {
     pub fn new(
         rules: Vec<Match>,
         keys: Vec<Box<str>>,
-        regexes: Vec<RegexPlan>,
+        mut regexes: Vec<RegexPlan>,
         host_lists: u32,
     ) -> Result<Self, TableError> {
+        number_literals(&mut regexes);
         let group_end = (0..rules.len())
             .map(|index| {
                 let Some(lead) = lead(&rules[index]) else {
@@ -1351,7 +1378,7 @@ fn holds<S: SpanAccess>(
             AttrTest::EqualsHost(list) => span.attr_equals_host(*key, *list),
             AttrTest::Regex(regex) => span.with_attr(*key, |v| match v {
                 Value::Text(Text::Utf8(text)) => {
-                    if let Some(found) = native(plans, *regex, text) {
+                    if let Some(found) = rows.native_on(plans, *key, *regex, text) {
                         return Ok(found);
                     }
                     let row = memo.row(text);
