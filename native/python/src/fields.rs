@@ -19,7 +19,7 @@
 
 use pyo3::exceptions::{PyException, PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyFrozenSet, PyList, PySet, PyString, PyTuple};
+use pyo3::types::{PyDict, PyFrozenSet, PyList, PyNone, PySet, PyString, PyTuple};
 
 use crate::parsers::{
     parse_genai_messages, parse_json, parse_json_or_text, parse_openinference_messages,
@@ -165,21 +165,22 @@ pub(crate) struct RawReader {
     interned: [Py<PyString>; 5],
 }
 
-/// Field names of the record fields read.
-struct Names<'py> {
-    attributes: Bound<'py, PyString>,
-    events: Bound<'py, PyString>,
-    name: Bound<'py, PyString>,
-    body: Bound<'py, PyString>,
-    status_message: Bound<'py, PyString>,
+/// Field names of the record fields read, lent by the reader's interned ones (no reference
+/// taken and released per read: content is read ~40,000 times in a grade of 2,000 traces).
+struct Names<'a, 'py> {
+    attributes: &'a Bound<'py, PyString>,
+    events: &'a Bound<'py, PyString>,
+    name: &'a Bound<'py, PyString>,
+    body: &'a Bound<'py, PyString>,
+    status_message: &'a Bound<'py, PyString>,
 }
 
 const NAMES: [&str; 5] = ["attributes", "events", "name", "body", "status_message"];
 
-impl<'py> Names<'py> {
-    fn new(py: Python<'py>, interned: &[Py<PyString>; 5]) -> Self {
+impl<'a, 'py> Names<'a, 'py> {
+    fn new(py: Python<'py>, interned: &'a [Py<PyString>; 5]) -> Self {
         let [attributes, events, name, body, status_message] =
-            interned.each_ref().map(|n| n.bind(py).clone());
+            interned.each_ref().map(|n| n.bind(py));
         Self {
             attributes,
             events,
@@ -193,17 +194,17 @@ impl<'py> Names<'py> {
 /// The span's events whose name is one of `names`.
 fn named_events<'py>(
     span: &Bound<'py, PyAny>,
-    names: &Names<'py>,
+    names: &Names<'_, 'py>,
     wanted: &[String],
 ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-    let events = span_held(span, span::EVENTS, &names.events)?;
+    let events = span_held(span, span::EVENTS, names.events)?;
     let mut out = Vec::new();
     if events.len().unwrap_or(1) == 0 {
         return Ok(out);
     }
     for event in events.try_iter()? {
         let event = event?;
-        let name = event.getattr(&names.name)?;
+        let name = event.getattr(names.name)?;
         let hit = match name.cast::<PyString>() {
             Ok(name) => match name.to_str() {
                 Ok(text) => wanted.iter().any(|w| w == text),
@@ -226,7 +227,7 @@ impl RawReader {
         span: &Bound<'py, PyAny>,
         attributes: &Bound<'py, PyAny>,
         children: &Bound<'py, PyAny>,
-        names: &Names<'py>,
+        names: &Names<'_, 'py>,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = span.py();
         let value = match origin {
@@ -282,7 +283,7 @@ impl RawReader {
                 let key = key.bind(py);
                 let mut out = None;
                 for event in named_events(span, names, wanted)? {
-                    let attrs = event.getattr(&names.attributes)?;
+                    let attrs = event.getattr(names.attributes)?;
                     if let Some(value) = lookup(&attrs, key)? {
                         out = Some(value);
                         break;
@@ -293,7 +294,7 @@ impl RawReader {
             Origin::EventBody(wanted) => {
                 let mut out = None;
                 for event in named_events(span, names, wanted)? {
-                    let body = event.getattr(&names.body)?;
+                    let body = event.getattr(names.body)?;
                     if !body.is_none() {
                         out = Some(body);
                         break;
@@ -302,11 +303,11 @@ impl RawReader {
                 out
             }
             Origin::SpanName(first_group) => {
-                let name = span_held(span, span::NAME, &names.name)?;
+                let name = span_held(span, span::NAME, names.name)?;
                 Some(first_group.bind(py).call1((&*name,))?)
             }
             Origin::StatusMessage => {
-                let message = span_held(span, span::STATUS_MESSAGE, &names.status_message)?;
+                let message = span_held(span, span::STATUS_MESSAGE, names.status_message)?;
                 message.is_truthy()?.then(|| message.into_bound())
             }
             Origin::ChildAttr(key) => {
@@ -314,7 +315,7 @@ impl RawReader {
                 let mut out = None;
                 for child in children.try_iter()? {
                     let child = child?;
-                    let attrs = span_held(&child, span::ATTRIBUTES, &names.attributes)?;
+                    let attrs = span_held(&child, span::ATTRIBUTES, names.attributes)?;
                     if let Some(value) = lookup(&attrs, key)? {
                         out = Some(value);
                         break;
@@ -372,8 +373,8 @@ impl RawReader {
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = span.py();
         let names = Names::new(py, &self.interned);
-        let attributes = span_held(span, span::ATTRIBUTES, &names.attributes)?;
-        let none = py.None().into_bound(py);
+        let attributes = span_held(span, span::ATTRIBUTES, names.attributes)?;
+        let none = PyNone::get(py);
         for origin in origins {
             let value = match origin {
                 Origin::SpanName(_)
@@ -387,9 +388,9 @@ impl RawReader {
                     }
                     let list = PyList::empty(py);
                     for event in found {
-                        let body = event.getattr(&names.body)?;
+                        let body = event.getattr(names.body)?;
                         if body.is_none() {
-                            let attrs = event.getattr(&names.attributes)?;
+                            let attrs = event.getattr(names.attributes)?;
                             list.append(py.get_type::<PyDict>().call1((attrs,))?)?;
                         } else {
                             list.append(body)?;
@@ -397,7 +398,7 @@ impl RawReader {
                     }
                     list.into_any()
                 }
-                _ => match self.raw(origin, span, &attributes, &none, &names)? {
+                _ => match self.raw(origin, span, &attributes, none.as_any(), &names)? {
                     Some(value) => value,
                     None => continue,
                 },
@@ -661,7 +662,7 @@ impl FieldReader {
             return Err(PyValueError::new_err("no such field plan"));
         };
         let names = Names::new(py, &self.reader.interned);
-        let attributes = span_held(span, span::ATTRIBUTES, &names.attributes)?;
+        let attributes = span_held(span, span::ATTRIBUTES, names.attributes)?;
         for field in plan {
             let mut flagged = false;
             let mut found = None;
