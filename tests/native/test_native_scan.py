@@ -80,6 +80,12 @@ lines of strings it lacks (``python/src/scan.rs``, ``Strings::Pieces``). Among t
 sigmas (whose lower-casing depends on the characters around), escapes, letters next to a
 space or a literal's letters, punctuation the JSON also writes."""
 
+PIECE_PATTERNS: tuple[str, ...] = tuple(p for p in STRING_PATTERNS if "\\" not in p)
+"""The same without a backslash: no pattern holds a byte the JSON escapes
+(``scan::line_matches_in_piece``), so the line of a string written with escapes is left out
+where its piece holds what the line would (``Writer::escaped_alone``: a string without
+``\u03a3``)."""
+
 
 @functools.cache
 def captured_steps() -> list[Step]:
@@ -116,7 +122,7 @@ def assert_same(step: Step) -> None:
     if expected[0] != "text":
         return
     t = Trajectory(steps=[step.model_copy(update={"index": 0})])
-    for patterns in (PATTERNS, ONE_LINE_PATTERNS, STRING_PATTERNS):
+    for patterns in (PATTERNS, ONE_LINE_PATTERNS, STRING_PATTERNS, PIECE_PATTERNS):
         assert [v.pattern for v in t.find_network_violations(patterns)] == (
             [patterns[i] for i in ref.occurring(patterns, expected[1])]
             if step.raw is not None or step.is_tool
@@ -496,6 +502,73 @@ def test_strings_are_searched_apart_from_each_other() -> None:
         (2, "cu"),
         (2, "rl"),
     ]
+
+
+def test_pieces_are_lower_cased_as_they_are_written() -> None:
+    # A search of the strings alone copies each one lower-cased as it writes it, sixteen
+    # bytes at a time (eight, then one, for short strings; the last block overlapping the
+    # one before): mixed-case patterns at every offset of strings of every length around
+    # those sizes, next to the bytes just past `A` and `Z`, an escape or a non-ASCII
+    # character (the step is then lower-cased by Python), are found as the reference finds
+    # them, and `@`, `[`, `` ` ``, `{` are left as they are.
+    patterns = ("CuRl", "wget", "@[", "`{", "pm install", "\u00e9", "\u03c2", "\u212a")
+    assert PatternSearch(patterns).strings_only
+    fillers = ("x", "@[", "`{", "\n", '"', "\u00c9", "A\u03a3", "\u212a")
+    steps = []
+    for length in range(0, 40):
+        for at in range(0, length + 1, 3):
+            for filler in fillers:
+                text = ("Y" * length)[:at] + "cURL" + filler + "Y" * (length - at)
+                steps.append(
+                    Step(index=len(steps), kind=StepKind.COMMAND, tool="bash").model_copy(
+                        update={"arguments": {text[: length // 2]: text, "w": ["WGET" + filler]}}
+                    )
+                )
+    for chosen in (patterns, patterns[:5]):
+        found = network_violations(steps, chosen)
+        reference = [
+            (step.index, chosen[i])
+            for step in steps
+            for i in ref.occurring(chosen, ref.scan_text(step))
+        ]
+        assert [(v.step_index, v.pattern) for v in found] == reference
+        assert {v.pattern for v in found} >= set(chosen[:5]) - {"pm install"}
+
+
+def test_escaped_strings_are_searched_in_their_pieces() -> None:
+    # Searching patterns that hold no byte the JSON escapes, a string written with escapes
+    # is searched in its piece alone, unless it holds a capital sigma: its lower-casing
+    # depends on the character before it, an escape's letter in the piece (`A\\n\u03a3`
+    # lower-cases to `a\\n\u03c2`) and a line break in the line (`a`, a line break,
+    # `\u03c3`). The strings of JSON inside a string are still searched.
+    patterns = ("\u03c3", "\u03c2", "curl", "npm install", "k")
+    search = PatternSearch(patterns)
+    assert search.strings_only
+    values = [
+        "A\n\u03a3",
+        'say "A\u03a3"',
+        "\tcurl\\",
+        "\npm install",
+        json.dumps({"k\n": "cURL \u03a3"}),
+        json.dumps(["\u212a\n\u03a3"]),
+        "\u03a3\n",
+    ]
+    steps = [
+        Step(index=i, kind=StepKind.COMMAND, tool="bash").model_copy(
+            update={"arguments": {value: value, "v": [value]}}
+        )
+        for i, value in enumerate(values)
+    ]
+    for chosen in (patterns, patterns[:1], patterns[1:], ("\u03c3", "npm install")):
+        found = network_violations(steps, chosen)
+        reference = [
+            (step.index, chosen[i])
+            for step in steps
+            for i in ref.occurring(chosen, ref.scan_text(step))
+        ]
+        assert [(v.step_index, v.pattern) for v in found] == reference
+    found = network_violations(steps, ("\u03c3",))
+    assert [v.step_index for v in found] == [0, 4, 5, 6]
 
 
 NAME_PATTERNS: tuple[str, ...] = (

@@ -63,6 +63,18 @@
 //! too. A pattern holding a quote, a line break, or only gap text (`null`, `1.5`, `: `,
 //! `in`) leaves the search to the written text.
 //!
+//! That line need not be searched when no pattern holds a byte the JSON escapes
+//! ([`line_matches_in_piece`]) and the string holds no `Σ` ([`lowers_alone`]). The line is
+//! runs of other bytes between bytes the JSON escapes; the piece is the same runs between
+//! the escapes written. A pattern holding no escaped byte occurs in the line inside one
+//! run (lower-casing makes no such byte: only ASCII bytes are escaped, and the ASCII a
+//! character lower-cases to is a letter). Without `Σ` every character lower-cases alone,
+//! so the run lower-cases in the piece as in the line, and the pattern occurs in the piece
+//! too. (With `Σ` it may not: `A\nΣ` lower-cases written to `a\nς`, the `n` before it
+//! being cased, and unescaped to `a`, a line break and `σ`.) A string written without an
+//! escape is its own line, whatever its characters (point 4). The strings of the JSON a
+//! string holds are other text: they are still written.
+//!
 //! The input is untrusted: the values walked are bounded in depth by their readers,
 //! the nested-JSON reader keeps an explicit stack (no recursion on the input's nesting) and
 //! refuses text nested past [`NESTED_JSON_MAX_DEPTH`] levels, and the output is at most
@@ -170,6 +182,177 @@ pub fn within_strings(pattern: &[u8]) -> bool {
         })
 }
 
+/// Appends `text` as [`write_string`] writes it (between quotes, `"`, `\` and the control
+/// characters escaped) with its ASCII letters lower-cased, and answers whether what it
+/// appended is all ASCII: a piece of a search's text ([`within_strings`]) made ready for
+/// [`Patterns::occurring_lowercased`] in the pass that copies it, instead of a copy, then
+/// a pass to lower-case it, then one to see whether Python must lower-case it instead.
+///
+/// Lower-casing ASCII letters first changes nothing Python's `str.lower` would then make
+/// of the text: it maps each ASCII letter alone, and the one mapping that looks around
+/// (`Σ` at a word's end) asks only whether the neighbours are cased or case-ignorable,
+/// which an ASCII letter is in either case.
+///
+/// A text with nothing to escape (the usual one) is copied sixteen bytes at a time
+/// (eight, then one, for short texts) with the escapes looked for in the same pass; a text
+/// with one is written by [`write_string`] and lower-cased where it was written.
+pub fn write_lowered_string(text: &[u8], out: &mut Vec<u8>) -> bool {
+    let start = out.len();
+    out.reserve(text.len() + 2);
+    let spare = &mut out.spare_capacity_mut()[..text.len() + 2];
+    spare[0].write(b'"');
+    let body = &mut spare[1..=text.len()];
+    let seen = copy_lowered(text, body);
+    if seen.escapes == 0 {
+        spare[text.len() + 1].write(b'"');
+        // SAFETY: the `text.len() + 2` bytes after `start` were all written above (the
+        // quotes, and `copy_lowered` writes every byte of `body`).
+        unsafe { out.set_len(start + text.len() + 2) };
+        return seen.high == 0;
+    }
+    write_string(text, out);
+    let written = &mut out[start..];
+    written.make_ascii_lowercase();
+    written.is_ascii()
+}
+
+/// What [`copy_lowered`] saw: non-zero `escapes` where a byte must be escaped, non-zero
+/// `high` where one is not ASCII.
+struct Seen {
+    escapes: u64,
+    high: u64,
+}
+
+/// Writes `text` into `into` (of the same length), ASCII letters lower-cased.
+fn copy_lowered(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
+    debug_assert_eq!(text.len(), into.len());
+    #[cfg(target_arch = "x86_64")]
+    {
+        if text.len() >= 16 {
+            return copy_lowered16(text, into);
+        }
+    }
+    if text.len() >= 8 {
+        return copy_lowered8(text, into);
+    }
+    let mut seen = Seen {
+        escapes: 0,
+        high: 0,
+    };
+    for (b, slot) in text.iter().zip(into.iter_mut()) {
+        let b = *b;
+        seen.escapes |= u64::from(b < 0x20 || b == b'"' || b == b'\\');
+        seen.high |= u64::from(b & 0x80);
+        slot.write(b.to_ascii_lowercase());
+    }
+    seen
+}
+
+const fn splat(b: u8) -> u64 {
+    u64::from_ne_bytes([b; 8])
+}
+
+/// [`copy_lowered`] eight bytes at a time (the last word overlapping the one before it
+/// where the length is no multiple of eight; it is written again with the same bytes):
+/// `text.len() >= 8`. A byte must be escaped when it is below 0x20, `"` or `\` (the
+/// classic "has less than" and "has zero" word tests, which tell whether any byte is such);
+/// an ASCII byte is an upper-case letter when adding `0x80 - 'A'` to it sets its high bit
+/// and adding `0x7f - 'Z'` does not (no sum carries into the next byte).
+fn copy_lowered8(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
+    let len = text.len();
+    let mut seen = Seen {
+        escapes: 0,
+        high: 0,
+    };
+    let mut at = 0;
+    loop {
+        let at_word = at.min(len - 8);
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(&text[at_word..at_word + 8]);
+        let word = u64::from_le_bytes(bytes);
+        let control = word.wrapping_sub(splat(0x20)) & !word;
+        let quote = word ^ splat(b'"');
+        let quote = quote.wrapping_sub(splat(1)) & !quote;
+        let backslash = word ^ splat(b'\\');
+        let backslash = backslash.wrapping_sub(splat(1)) & !backslash;
+        seen.escapes |= (control | quote | backslash) & splat(0x80);
+        seen.high |= word & splat(0x80);
+        let low7 = word & splat(0x7f);
+        let from_a = low7 + splat(0x80 - b'A');
+        let past_z = low7 + splat(0x7f - b'Z');
+        let upper = (from_a ^ past_z) & !word & splat(0x80);
+        let lowered = (word | (upper >> 2)).to_le_bytes();
+        let slots = &mut into[at_word..at_word + 8];
+        // SAFETY: `slots` is eight bytes long (checked by the indexing above); an unaligned
+        // write of initialized bytes into `MaybeUninit` slots.
+        unsafe {
+            slots
+                .as_mut_ptr()
+                .cast::<[u8; 8]>()
+                .write_unaligned(lowered)
+        };
+        at = at_word + 8;
+        if at >= len {
+            return seen;
+        }
+    }
+}
+
+/// [`copy_lowered`] sixteen bytes at a time with SSE2, which every x86-64 processor has
+/// (the last block overlapping the one before it, as in [`copy_lowered8`]):
+/// `text.len() >= 16`. A byte is a control character when the unsigned maximum of it and
+/// `0x1f` is `0x1f`; an upper-case letter when, read signed, it is above `@` and below `[`
+/// (a non-ASCII byte reads negative).
+#[cfg(target_arch = "x86_64")]
+fn copy_lowered16(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
+    use std::arch::x86_64::{
+        _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
+        _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128,
+        _mm_storeu_si128,
+    };
+    let len = text.len();
+    assert!(len >= 16 && into.len() == len);
+    // SAFETY: SSE2 is part of x86-64. Every block read or written is the sixteen bytes at
+    // `at <= len - 16` of `text` or of `into` (both `len` long), unaligned loads and
+    // stores; a store writes initialized bytes into `MaybeUninit` slots.
+    unsafe {
+        let controls = _mm_set1_epi8(0x1f);
+        let quote = _mm_set1_epi8(b'"' as i8);
+        let backslash = _mm_set1_epi8(b'\\' as i8);
+        let before_a = _mm_set1_epi8((b'A' - 1) as i8);
+        let after_z = _mm_set1_epi8((b'Z' + 1) as i8);
+        let case_bit = _mm_set1_epi8(0x20);
+        let mut escapes = _mm_setzero_si128();
+        let mut high = _mm_setzero_si128();
+        let mut at = 0;
+        loop {
+            let at_block = at.min(len - 16);
+            let block = _mm_loadu_si128(text.as_ptr().add(at_block).cast());
+            let control = _mm_cmpeq_epi8(_mm_max_epu8(block, controls), controls);
+            let special = _mm_or_si128(
+                _mm_cmpeq_epi8(block, quote),
+                _mm_cmpeq_epi8(block, backslash),
+            );
+            escapes = _mm_or_si128(escapes, _mm_or_si128(control, special));
+            high = _mm_or_si128(high, block);
+            let upper = _mm_and_si128(
+                _mm_cmpgt_epi8(block, before_a),
+                _mm_cmplt_epi8(block, after_z),
+            );
+            let lowered = _mm_or_si128(block, _mm_and_si128(upper, case_bit));
+            _mm_storeu_si128(into.as_mut_ptr().add(at_block).cast(), lowered);
+            at = at_block + 16;
+            if at >= len {
+                break;
+            }
+        }
+        Seen {
+            escapes: u64::from(_mm_movemask_epi8(escapes) as u32),
+            high: u64::from(_mm_movemask_epi8(high) as u32),
+        }
+    }
+}
+
 /// What the nested-JSON reader needs to know of the interpreter: Python refuses to read an
 /// integer of more than `int_max_str_digits` digits (`sys.get_int_max_str_digits()`, 0 for
 /// no limit), and a string holding one is then not read as JSON.
@@ -219,11 +402,40 @@ pub fn collect_str(text: &[u8], depth: usize, limits: Limits, bump: &Bump, out: 
     }
     out.push(b'\n');
     out.extend_from_slice(text);
+    collect_nested(text, depth, limits, bump, out);
+}
+
+/// [`collect_str`] but for the line of `text` itself: the strings of the JSON object or
+/// array `text` holds, one level deeper, if any. For a search that holds the line already
+/// (a string's piece: the module notes' last point).
+pub fn collect_nested(text: &[u8], depth: usize, limits: Limits, bump: &Bump, out: &mut Vec<u8>) {
     if depth < SCAN_MAX_DEPTH && holds_container(text) {
         if let Some(parsed) = parse_nested(text, depth + 1, limits, bump) {
             collect_strings(&parsed, depth + 1, limits, bump, out);
         }
     }
+}
+
+/// Whether `pattern` (bytes of lower-cased text) holds no byte the JSON escapes (a control
+/// character, `"`, `\`): wherever it occurs in a string's line it occurs in the string's
+/// piece too, when the string lower-cases character by character ([`lowers_alone`]; the
+/// module notes' last point).
+pub fn line_matches_in_piece(pattern: &[u8]) -> bool {
+    !pattern.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
+}
+
+/// Whether Python lower-cases `text` (surrogate-extended UTF-8) character by character,
+/// whatever surrounds each: it holds no `Σ` (U+03A3, bytes `CE A3`), the one character
+/// `str.lower` maps by its neighbours (the module notes, point 4).
+pub fn lowers_alone(text: &[u8]) -> bool {
+    let mut from = 0;
+    while let Some(at) = text[from..].iter().position(|&b| b == 0xce) {
+        if text.get(from + at + 1) == Some(&0xa3) {
+            return false;
+        }
+        from += at + 1;
+    }
+    true
 }
 
 /// Whether `text` may be a JSON object or array Python would read: it starts, after JSON's
@@ -702,6 +914,12 @@ impl Patterns {
         self.occurring_lowered(text)
     }
 
+    /// [`Patterns::occurring`] in a text whose ASCII letters are lower-case already (as
+    /// [`write_lowered_string`] writes them).
+    pub fn occurring_lowercased(&self, lowered: &[u8]) -> Vec<usize> {
+        self.occurring_lowered(lowered)
+    }
+
     /// [`Patterns::occurring`] in a text whose ASCII letters are lower-case already.
     fn occurring_lowered(&self, lowered: &[u8]) -> Vec<usize> {
         let mut hit = vec![false; self.count];
@@ -1152,6 +1370,112 @@ mod tests {
         // The test can fail: the patterns that may occur in the JSON around the strings
         // are found in one and not the other.
         assert!(differ > 100, "{differ}");
+    }
+
+    /// Texts of every length up to 80 made of bytes each path treats apart (letters at and
+    /// past the ends of `A`..`Z`, the bytes to escape, DEL, non-ASCII ones, a lone
+    /// surrogate's bytes), written lower-cased: exactly what `write_string` writes then
+    /// lower-cased, appended after what the buffer held, and ASCII exactly when it is.
+    #[test]
+    fn lowered_strings_are_the_json_strings_lower_cased() {
+        const PARTS: [&[u8]; 16] = [
+            b"A",
+            b"Z",
+            b"@",
+            b"[",
+            b"a",
+            b"z",
+            b"`",
+            b"{",
+            b"\"",
+            b"\\",
+            b"\n",
+            b"\x1f",
+            b"\x7f",
+            "\u{c9}\u{3a3}".as_bytes(),
+            b"\xed\xa0\x80",
+            b"curl HTTP://",
+        ];
+        let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = move |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let mut plain = 0;
+        for round in 0..20_000 {
+            let len = round % 81;
+            let mut text = Vec::new();
+            while text.len() < len {
+                // Mostly letters, so that many texts have nothing to escape.
+                let part = if next(4) == 0 {
+                    PARTS[next(PARTS.len())]
+                } else {
+                    PARTS[next(8)]
+                };
+                text.extend_from_slice(part);
+            }
+            text.truncate(len);
+            let mut expected = b"kept".to_vec();
+            write_string(&*text, &mut expected);
+            expected.make_ascii_lowercase();
+            let mut out = b"kept".to_vec();
+            let ascii = write_lowered_string(&text, &mut out);
+            assert_eq!(out, expected, "{text:?}");
+            assert_eq!(ascii, out.is_ascii(), "{text:?}");
+            plain += usize::from(expected.len() == text.len() + 6);
+        }
+        // Both paths were taken.
+        assert!(plain > 2_000 && plain < 18_000, "{plain}");
+    }
+
+    #[test]
+    fn lines_are_matched_in_their_pieces() {
+        for pattern in ["curl", "npm install", "\u{e9}", "k", "u00", ""] {
+            assert!(line_matches_in_piece(pattern.as_bytes()), "{pattern:?}");
+        }
+        for pattern in ["\"", "\\", "a\nb", "\t", "\u{1}", "x\\n"] {
+            assert!(!line_matches_in_piece(pattern.as_bytes()), "{pattern:?}");
+        }
+        assert!(lowers_alone(
+            "plain \u{e9}\u{3c3}\u{3c2} \u{ce0}".as_bytes()
+        ));
+        assert!(lowers_alone(b"\xce"));
+        assert!(!lowers_alone("A\u{3a3}".as_bytes()));
+        assert!(!lowers_alone("\u{e9}\u{3a3}\u{e9}".as_bytes()));
+        // Strings of letters and bytes to escape: whatever a pattern without such a byte
+        // finds in a string's line, it finds in the string as written; the escapes' own
+        // letters find more.
+        let given = ["curl", "npm install", "url", "nurl", "tcurl", "u001f"];
+        let patterns = Patterns::new(&given).expect("patterns");
+        assert!(given.iter().all(|p| line_matches_in_piece(p.as_bytes())));
+        const PARTS: [&[u8]; 8] = [
+            b"cu",
+            b"rl",
+            b"CURL",
+            b"\n",
+            b"\t",
+            b"\"",
+            b"\x1f",
+            b"pm install",
+        ];
+        let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut more = 0;
+        for _ in 0..5000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let line: Vec<u8> = (0..state % 6)
+                .flat_map(|i| PARTS[((state >> (8 * i + 8)) % 8) as usize].to_vec())
+                .collect();
+            let mut piece = Vec::new();
+            write_string(&*line, &mut piece);
+            let (in_line, in_piece) = (patterns.occurring(&line), patterns.occurring(&piece));
+            assert!(in_line.iter().all(|i| in_piece.contains(i)), "{line:?}");
+            more += usize::from(in_piece.len() > in_line.len());
+        }
+        assert!(more > 100, "{more}");
     }
 
     #[test]

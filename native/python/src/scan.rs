@@ -62,8 +62,16 @@ struct Writer<'b> {
     /// ([`PatternSearch::violations`], `scan::within_strings`): each string and key
     /// written between its quotes as the JSON writes it, in the values' own order, with no
     /// punctuation, numbers or literals (and no sorting of keys), and the lines the
-    /// [`Aside`] takes. Which values are written, or refused, is the same.
+    /// [`Aside`] takes. Which values are written, or refused, is the same. The pieces
+    /// are written with their ASCII letters lower-cased, ready to be searched
+    /// (`scan::write_lowered_string`); the lines aside are not.
     pieces: bool,
+    /// Whether a piece written is not all ASCII (the text is then lower-cased by Python).
+    non_ascii: bool,
+    /// Whether the line aside of a string written with escapes is left out where the
+    /// string's piece holds the patterns it holds (`scan::line_matches_in_piece` of every
+    /// pattern, and `scan::lowers_alone`): pieces only.
+    escaped_alone: bool,
     /// What Python raised while a value was written (the digits of an integer longer than
     /// it converts): the value is then not written, and `scan_data` raises it as
     /// `json.dumps` did.
@@ -104,6 +112,8 @@ impl<'b> Writer<'b> {
             floats,
             max_depth,
             pieces: false,
+            non_ascii: false,
+            escaped_alone: false,
             error: None,
             aside: None,
         }
@@ -117,20 +127,33 @@ impl<'b> Writer<'b> {
         }
     }
 
+    /// A string or key between its quotes, as the JSON writes it (lower-cased, a piece).
+    fn quoted(&mut self, text: &[u8], out: &mut Vec<u8>) {
+        if self.pieces {
+            self.non_ascii |= !scan::write_lowered_string(text, out);
+        } else {
+            write_string(text, out);
+        }
+    }
+
     /// A string (at nesting `depth`), and its line aside when the JSON does not hold it
     /// verbatim.
     fn string(&mut self, text: &[u8], depth: usize, out: &mut Vec<u8>) {
         let before = out.len();
-        write_string(text, out);
+        self.quoted(text, out);
         if let Some(aside) = &mut self.aside {
-            // Written pieces are lower-cased alone whatever their characters, so a piece
-            // already holds what the line of an unescaped non-ASCII string would.
-            let as_is = if self.pieces {
-                out.len() - before == text.len() + 2
-            } else {
-                verbatim(text, out.len() - before)
-            };
-            if !as_is || scan::holds_container(text) {
+            let written = out.len() - before;
+            if self.pieces {
+                // Written pieces are lower-cased alone whatever their characters, so a
+                // piece already holds what the line of an unescaped string would; and, for
+                // the patterns `escaped_alone` is for, what that of an escaped one would.
+                let as_is = written == text.len() + 2;
+                if as_is || (self.escaped_alone && scan::lowers_alone(text)) {
+                    scan::collect_nested(text, depth, aside.limits, aside.bump, aside.out);
+                } else {
+                    scan::collect_str(text, depth, aside.limits, aside.bump, aside.out);
+                }
+            } else if !verbatim(text, written) || scan::holds_container(text) {
                 scan::collect_str(text, depth, aside.limits, aside.bump, aside.out);
             }
         }
@@ -303,9 +326,12 @@ impl<'b> Writer<'b> {
                 },
             };
             let before = out.len();
-            write_string(&*bytes, out);
+            self.quoted(&bytes, out);
             if let Some(aside) = &mut self.aside {
-                if depth <= scan::SCAN_MAX_DEPTH && out.len() - before != bytes.len() + 2 {
+                if depth <= scan::SCAN_MAX_DEPTH
+                    && out.len() - before != bytes.len() + 2
+                    && !(self.escaped_alone && scan::lowers_alone(&bytes))
+                {
                     aside.out.push(b'\n');
                     aside.out.extend_from_slice(&bytes);
                 }
@@ -644,16 +670,26 @@ impl ScanFields {
         } else {
             Writer::new(Floats::PydanticJson, MAX_READ_DEPTH)
         };
-        let (in_order, aside, mut names) = match strings_of {
-            Strings::Left => (None, None, None),
-            Strings::All(limits) => (Some(limits), None, None),
-            Strings::Searched(limits, aside) => (None, Some((limits, aside)), None),
+        let (in_order, aside, mut names, non_ascii) = match strings_of {
+            Strings::Left => (None, None, None, None),
+            Strings::All(limits) => (Some(limits), None, None, None),
+            Strings::Searched(limits, aside) => (None, Some((limits, aside)), None, None),
             Strings::Pieces {
                 limits,
                 aside,
                 names,
                 named,
-            } => (None, Some((limits, aside)), Some((names, named))),
+                non_ascii,
+                escaped_alone,
+            } => {
+                writer.escaped_alone = escaped_alone;
+                (
+                    None,
+                    Some((limits, aside)),
+                    Some((names, named)),
+                    Some(non_ascii),
+                )
+            }
         };
         let aside_start = aside.as_ref().map_or(0, |(_, aside)| aside.len());
         if let Some((limits, aside)) = aside {
@@ -688,7 +724,7 @@ impl ScanFields {
             if !known {
                 let name = &self.fields[i].bytes;
                 let before = out.len();
-                write_string(&**name, out);
+                writer.quoted(name, out);
                 if let Some(aside) = &mut writer.aside {
                     if !verbatim(name, out.len() - before) {
                         aside.out.push(b'\n');
@@ -719,6 +755,9 @@ impl ScanFields {
         }
         if !pieces {
             out.push(b'}');
+        }
+        if let Some(non_ascii) = non_ascii {
+            *non_ascii = writer.non_ascii;
         }
         if let Some(limits) = in_order {
             for (field, value) in self.fields.iter().zip(&present) {
@@ -757,6 +796,11 @@ enum Strings<'b> {
         names: &'b NameHits,
         /// Where the patterns in the names of the fields present go.
         named: &'b mut Vec<usize>,
+        /// Set to whether a piece written is not all ASCII (the pieces are lower-cased as
+        /// they are written, [`Writer::pieces`]; the lines aside are not).
+        non_ascii: &'b mut bool,
+        /// [`Writer::escaped_alone`].
+        escaped_alone: bool,
     },
 }
 
@@ -844,27 +888,29 @@ fn scan_data<'py>(
 #[pyfunction]
 fn raw_json<'py>(raw: &Bound<'py, PyDict>) -> PyResult<Option<Bound<'py, PyString>>> {
     let mut out = Vec::new();
-    if raw_json_into(raw, false, &mut out) {
+    if raw_json_into(raw, false, &mut out).is_some() {
         to_str(raw.py(), &out).map(Some)
     } else {
         Ok(None)
     }
 }
 
-/// [`raw_json`] appended to `out` (only its pieces when `pieces`: [`Writer::pieces`]):
-/// whether it was written (`out` is left as it was when not).
-fn raw_json_into(raw: &Bound<'_, PyDict>, pieces: bool, out: &mut Vec<u8>) -> bool {
+/// [`raw_json`] appended to `out` (only its pieces, lower-cased, when `pieces`:
+/// [`Writer::pieces`]): `None` where it was not written (`out` is then left as it was),
+/// else whether a piece written is not all ASCII.
+fn raw_json_into(raw: &Bound<'_, PyDict>, pieces: bool, out: &mut Vec<u8>) -> Option<bool> {
     let start = out.len();
     let mut writer = if pieces {
         Writer::pieces(Floats::JsonDumps, MAX_READ_DEPTH)
     } else {
         Writer::new(Floats::JsonDumps, MAX_READ_DEPTH)
     };
-    let written = writer.json(raw.as_any(), 0, out);
-    if !written {
+    if writer.json(raw.as_any(), 0, out) {
+        Some(writer.non_ascii)
+    } else {
         out.truncate(start);
+        None
     }
-    written
 }
 
 /// Which of some patterns occur in a text, ignoring case as `str.lower()` does: the
@@ -882,6 +928,10 @@ pub struct PatternSearch {
     /// The patterns in the names of a `ScanFields`' fields, for the one searched
     /// ([`PatternSearch::name_hits`]).
     names: OnceLock<(Py<ScanFields>, Box<NameHits>)>,
+    /// Whether, searching pieces, no pattern holds a byte the JSON escapes
+    /// (`scan::line_matches_in_piece`): the line of a string written with escapes is then
+    /// left out where its piece holds what it would ([`Writer::escaped_alone`]).
+    escaped_alone: bool,
 }
 
 #[pymethods]
@@ -901,12 +951,17 @@ impl PatternSearch {
         let strings_only = lowered
             .iter()
             .all(|p| scan::within_strings(&p.to_ascii_lowercase()));
+        let escaped_alone = strings_only
+            && lowered
+                .iter()
+                .all(|p| scan::line_matches_in_piece(&p.to_ascii_lowercase()));
         let patterns = Patterns::new(&lowered).map_err(PyValueError::new_err)?;
         Ok(Self {
             patterns,
             spans_lines,
             strings_only,
             names: OnceLock::new(),
+            escaped_alone,
         })
     }
 
@@ -987,37 +1042,64 @@ impl PatternSearch {
             bump.reset();
             let written = match &raw {
                 Some(raw) => match raw.cast::<PyDict>() {
-                    Ok(raw) => raw_json_into(raw, self.strings_only, &mut text),
-                    Err(_) => false,
+                    Ok(raw) => match raw_json_into(raw, self.strings_only, &mut text) {
+                        Some(non_ascii) if self.strings_only => Written::Pieces {
+                            lowered: text.len(),
+                            non_ascii,
+                        },
+                        Some(_) => Written::Text,
+                        None => Written::Not,
+                    },
+                    Err(_) => Written::Not,
                 },
-                None if self.spans_lines => {
-                    fields.write_into(&values, Strings::All(limits), &bump, &mut text)?
-                }
+                None if self.spans_lines => Written::text(fields.write_into(
+                    &values,
+                    Strings::All(limits),
+                    &bump,
+                    &mut text,
+                )?),
                 None => {
+                    let mut non_ascii = false;
+                    let pieces = names.is_some();
                     let strings_of = if let Some(of_field) = &names {
                         Strings::Pieces {
                             limits,
                             aside: &mut aside,
                             names: of_field,
                             named: &mut named,
+                            non_ascii: &mut non_ascii,
+                            escaped_alone: self.escaped_alone,
                         }
                     } else {
                         Strings::Searched(limits, &mut aside)
                     };
-                    let written = fields.write_into(&values, strings_of, &bump, &mut text)?;
+                    let done = fields.write_into(&values, strings_of, &bump, &mut text)?;
+                    let lowered = text.len();
                     text.extend_from_slice(&aside);
-                    written
+                    match done {
+                        true if pieces => Written::Pieces { lowered, non_ascii },
+                        done => Written::text(done),
+                    }
                 }
             };
-            let mut hits = if !written {
-                let made = fallback.call1((&step,))?.cast_into::<PyString>()?;
-                self.occurring_in(&made)?
-            } else if text.is_ascii() {
-                self.patterns.occurring_in_place(&mut text)
-            } else {
-                self.occurring_in(&to_str(py, &text)?)?
+            let mut hits = match written {
+                Written::Not => {
+                    let made = fallback.call1((&step,))?.cast_into::<PyString>()?;
+                    self.occurring_in(&made)?
+                }
+                Written::Text if text.is_ascii() => self.patterns.occurring_in_place(&mut text),
+                Written::Text => self.occurring_in(&to_str(py, &text)?)?,
+                Written::Pieces { lowered, non_ascii } => {
+                    let lines = &mut text[lowered..];
+                    lines.make_ascii_lowercase();
+                    if !non_ascii && lines.is_ascii() {
+                        self.patterns.occurring_lowercased(&text)
+                    } else {
+                        self.occurring_in(&to_str(py, &text)?)?
+                    }
+                }
             };
-            if written && !named.is_empty() {
+            if !matches!(written, Written::Not) && !named.is_empty() {
                 hits.append(&mut named);
                 hits.sort_unstable();
                 hits.dedup();
@@ -1038,6 +1120,27 @@ impl PatternSearch {
 
 /// `(step.index, step.tool, pattern index)` of a pattern found in a step's scan text.
 type Violation<'py> = (Bound<'py, PyAny>, Bound<'py, PyAny>, usize);
+
+/// What [`PatternSearch::violations`] wrote of a step.
+enum Written {
+    /// Nothing: a value that is not plain data (the step's text is then `fallback`'s).
+    Not,
+    /// Its text (or the part of it searched), as it is.
+    Text,
+    /// Its pieces, lower-cased as they were written, up to `lowered`, then the lines aside
+    /// as they are; `non_ascii`: whether a piece is not all ASCII.
+    Pieces { lowered: usize, non_ascii: bool },
+}
+
+impl Written {
+    fn text(written: bool) -> Self {
+        if written {
+            Written::Text
+        } else {
+            Written::Not
+        }
+    }
+}
 
 impl PatternSearch {
     /// The patterns in each name of `fields` ([`NameHits`]): worked out on the first search
