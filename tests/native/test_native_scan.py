@@ -571,6 +571,34 @@ def test_escaped_strings_are_searched_in_their_pieces() -> None:
     assert [v.step_index for v in found] == [0, 4, 5, 6]
 
 
+def test_keys_met_again_hold_their_patterns_where_they_are() -> None:
+    # The patterns in a key are worked out where the key object is first met and added
+    # wherever it is met again (a slot a key, picked by its address): the same key objects
+    # in many steps and dicts, more keys than slots, equal keys that are other objects,
+    # keys with escapes, non-ASCII ones lower-cased alone.
+    patterns = ("curl", "wget", "\u03c2", "\u00e9", "ey")
+    keys = [f"key{i}" for i in range(200)] + ["CURL", 'c"url', "A\u03a3", "\u00c9", "wg\net"]
+    rng = random.Random(38)
+    steps = []
+    for i in range(400):
+        chosen = rng.sample(keys, 4)
+        inner = {rng.choice(keys): "x", "".join(["CU", "RL"]): i}
+        steps.append(
+            Step(index=i, kind=StepKind.TOOL_CALL, tool="t").model_copy(
+                update={"arguments": {chosen[0]: inner, chosen[1]: [{chosen[2]: chosen[3]}]}}
+            )
+        )
+    for chosen_patterns in (patterns, patterns[1:], ("ey",)):
+        found = network_violations(steps, chosen_patterns)
+        reference = [
+            (step.index, chosen_patterns[i])
+            for step in steps
+            for i in ref.occurring(chosen_patterns, ref.scan_text(step))
+        ]
+        assert [(v.step_index, v.pattern) for v in found] == reference
+    assert {v.pattern for v in network_violations(steps, patterns)} == set(patterns) - {"wget"}
+
+
 NAME_PATTERNS: tuple[str, ...] = (
     "command",
     "ERROR_MESSAGE",

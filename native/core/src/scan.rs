@@ -231,6 +231,9 @@ fn copy_lowered(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
         if text.len() >= 16 {
             return copy_lowered16(text, into);
         }
+        if text.len() >= 4 {
+            return copy_lowered_short(text, into);
+        }
     }
     if text.len() >= 8 {
         return copy_lowered8(text, into);
@@ -298,17 +301,42 @@ fn copy_lowered8(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
     }
 }
 
-/// [`copy_lowered`] sixteen bytes at a time with SSE2, which every x86-64 processor has
-/// (the last block overlapping the one before it, as in [`copy_lowered8`]):
-/// `text.len() >= 16`. A byte is a control character when the unsigned maximum of it and
-/// `0x1f` is `0x1f`; an upper-case letter when, read signed, it is above `@` and below `[`
-/// (a non-ASCII byte reads negative).
+/// Sixteen bytes as [`copy_lowered`] treats them, with SSE2, which every x86-64 processor
+/// has: the bytes to escape (a control character when the unsigned maximum of it and `0x1f`
+/// is `0x1f`) and the block lower-cased (an upper-case letter when, read signed, it is
+/// above `@` and below `[`: a non-ASCII byte reads negative).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn lowered_block(
+    block: std::arch::x86_64::__m128i,
+) -> (std::arch::x86_64::__m128i, std::arch::x86_64::__m128i) {
+    use std::arch::x86_64::{
+        _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_max_epu8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of x86-64; these read and write registers only.
+    unsafe {
+        let controls = _mm_set1_epi8(0x1f);
+        let control = _mm_cmpeq_epi8(_mm_max_epu8(block, controls), controls);
+        let special = _mm_or_si128(
+            _mm_cmpeq_epi8(block, _mm_set1_epi8(b'"' as i8)),
+            _mm_cmpeq_epi8(block, _mm_set1_epi8(b'\\' as i8)),
+        );
+        let upper = _mm_and_si128(
+            _mm_cmpgt_epi8(block, _mm_set1_epi8((b'A' - 1) as i8)),
+            _mm_cmplt_epi8(block, _mm_set1_epi8((b'Z' + 1) as i8)),
+        );
+        let lowered = _mm_or_si128(block, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
+        (_mm_or_si128(control, special), lowered)
+    }
+}
+
+/// [`copy_lowered`] sixteen bytes at a time (the last block overlapping the one before
+/// it, as in [`copy_lowered8`]): `text.len() >= 16`.
 #[cfg(target_arch = "x86_64")]
 fn copy_lowered16(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
     use std::arch::x86_64::{
-        _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
-        _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8, _mm_setzero_si128,
-        _mm_storeu_si128,
+        _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_setzero_si128, _mm_storeu_si128,
     };
     let len = text.len();
     assert!(len >= 16 && into.len() == len);
@@ -316,30 +344,15 @@ fn copy_lowered16(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
     // `at <= len - 16` of `text` or of `into` (both `len` long), unaligned loads and
     // stores; a store writes initialized bytes into `MaybeUninit` slots.
     unsafe {
-        let controls = _mm_set1_epi8(0x1f);
-        let quote = _mm_set1_epi8(b'"' as i8);
-        let backslash = _mm_set1_epi8(b'\\' as i8);
-        let before_a = _mm_set1_epi8((b'A' - 1) as i8);
-        let after_z = _mm_set1_epi8((b'Z' + 1) as i8);
-        let case_bit = _mm_set1_epi8(0x20);
         let mut escapes = _mm_setzero_si128();
         let mut high = _mm_setzero_si128();
         let mut at = 0;
         loop {
             let at_block = at.min(len - 16);
             let block = _mm_loadu_si128(text.as_ptr().add(at_block).cast());
-            let control = _mm_cmpeq_epi8(_mm_max_epu8(block, controls), controls);
-            let special = _mm_or_si128(
-                _mm_cmpeq_epi8(block, quote),
-                _mm_cmpeq_epi8(block, backslash),
-            );
-            escapes = _mm_or_si128(escapes, _mm_or_si128(control, special));
+            let (to_escape, lowered) = lowered_block(block);
+            escapes = _mm_or_si128(escapes, to_escape);
             high = _mm_or_si128(high, block);
-            let upper = _mm_and_si128(
-                _mm_cmpgt_epi8(block, before_a),
-                _mm_cmplt_epi8(block, after_z),
-            );
-            let lowered = _mm_or_si128(block, _mm_and_si128(upper, case_bit));
             _mm_storeu_si128(into.as_mut_ptr().add(at_block).cast(), lowered);
             at = at_block + 16;
             if at >= len {
@@ -349,6 +362,60 @@ fn copy_lowered16(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
         Seen {
             escapes: u64::from(_mm_movemask_epi8(escapes) as u32),
             high: u64::from(_mm_movemask_epi8(high) as u32),
+        }
+    }
+}
+
+/// [`copy_lowered`] of 4 to 15 bytes in one block: its first and last eight bytes (four
+/// when shorter than eight) side by side, overlapping in the text where it is shorter than
+/// sixteen (eight), and written back to where they were read (the overlap twice, the same
+/// bytes). Most keys and many values are this short.
+#[cfg(target_arch = "x86_64")]
+fn copy_lowered_short(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
+    use std::arch::x86_64::{
+        _mm_cvtsi128_si32, _mm_cvtsi128_si64, _mm_movemask_epi8, _mm_set_epi32, _mm_set_epi64x,
+        _mm_srli_si128,
+    };
+    let len = text.len();
+    assert!((4..16).contains(&len) && into.len() == len);
+    let word = |at: usize| -> u64 {
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(&text[at..at + 8]);
+        u64::from_le_bytes(bytes)
+    };
+    let half = |at: usize| -> u32 {
+        let mut bytes = [0; 4];
+        bytes.copy_from_slice(&text[at..at + 4]);
+        u32::from_le_bytes(bytes)
+    };
+    // SAFETY: SSE2 is part of x86-64 (register operations only). The writes are of 8 (4)
+    // bytes at 0 and at `len - 8` (`len - 4`), inside `into` (`len` long, `len >= 8`
+    // (`4`)), unaligned, of initialized bytes into `MaybeUninit` slots.
+    unsafe {
+        let wide = len >= 8;
+        let block = if wide {
+            _mm_set_epi64x(word(len - 8) as i64, word(0) as i64)
+        } else {
+            _mm_set_epi32(0, 0, half(len - 4) as i32, half(0) as i32)
+        };
+        let (to_escape, lowered) = lowered_block(block);
+        // The four zero bytes above two halves are no text.
+        let lanes: u32 = if wide { 0xffff } else { 0xff };
+        let out = into.as_mut_ptr().cast::<u8>();
+        if wide {
+            out.cast::<i64>()
+                .write_unaligned(_mm_cvtsi128_si64(lowered));
+            let last = _mm_cvtsi128_si64(_mm_srli_si128::<8>(lowered));
+            out.add(len - 8).cast::<i64>().write_unaligned(last);
+        } else {
+            out.cast::<i32>()
+                .write_unaligned(_mm_cvtsi128_si32(lowered));
+            let last = _mm_cvtsi128_si32(_mm_srli_si128::<4>(lowered));
+            out.add(len - 4).cast::<i32>().write_unaligned(last);
+        }
+        Seen {
+            escapes: u64::from(_mm_movemask_epi8(to_escape) as u32 & lanes),
+            high: u64::from(_mm_movemask_epi8(block) as u32 & lanes),
         }
     }
 }

@@ -23,7 +23,7 @@
 //! line breaks: the same patterns occur. No key is sorted and no number written.
 
 use std::borrow::Cow;
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use bumpalo::Bump;
 use otel_oracles_core::json_text::{write_float_text, write_int, write_string};
@@ -72,6 +72,9 @@ struct Writer<'b> {
     /// string's piece holds the patterns it holds (`scan::line_matches_in_piece` of every
     /// pattern, and `scan::lowers_alone`): pieces only.
     escaped_alone: bool,
+    /// The patterns in the keys met before ([`KeyHits`]), and the search they are of: a
+    /// key known there is not written (pieces only).
+    keys: Option<(&'b mut KeyHits, &'b PatternSearch)>,
     /// What Python raised while a value was written (the digits of an integer longer than
     /// it converts): the value is then not written, and `scan_data` raises it as
     /// `json.dumps` did.
@@ -114,6 +117,7 @@ impl<'b> Writer<'b> {
             pieces: false,
             non_ascii: false,
             escaped_alone: false,
+            keys: None,
             error: None,
             aside: None,
         }
@@ -317,6 +321,16 @@ impl<'b> Writer<'b> {
             let Ok(key) = key.cast_into_exact::<PyString>() else {
                 return false;
             };
+            let known = match &mut self.keys {
+                Some((keys, search)) => keys.known(&key, search),
+                None => false,
+            };
+            if known {
+                if !self.json(&item, depth + 1, out) {
+                    return false;
+                }
+                continue;
+            }
             let bytes = match key.to_str() {
                 Ok(text) => Cow::Borrowed(text.as_bytes()),
                 Err(_) if self.floats == Floats::PydanticJson => return false,
@@ -341,6 +355,61 @@ impl<'b> Writer<'b> {
             }
         }
         true
+    }
+}
+
+/// The patterns of a search in the keys of the dicts it walks, by the key object. The keys
+/// of steps' arguments and results are a few objects met again and again (a decoder makes
+/// one object of each key it reads often: 344,546 keys in data-2000's scanned steps are
+/// about 25 objects), and a key written without an escape is a piece of its own, which
+/// lower-cases alone and holds no pattern across its quotes (the proof in `scan`'s notes):
+/// its patterns are worked out when it is first met, and it is not written again. Slots
+/// are picked by the key's address, and each holds its key (a reference of its own: no
+/// other object takes that address while it is kept); a key met in a taken slot takes it.
+/// A [`PatternSearch`] keeps its table from call to call (the keys of one trajectory are
+/// those of the next).
+struct KeyHits {
+    slots: Vec<KeySlot>,
+    /// The patterns in the known keys met since [`KeyHits::found`] was last emptied.
+    found: Vec<usize>,
+}
+
+/// A key met, and the patterns in it (`None` where it is written as before).
+type KeySlot = Option<(Py<PyString>, Option<Box<[usize]>>)>;
+
+/// [`KeyHits`]' slots: a power of two, many more than the keys a search usually meets.
+const KEY_SLOTS: usize = 256;
+
+impl KeyHits {
+    fn new() -> Self {
+        Self {
+            slots: (0..KEY_SLOTS).map(|_| None).collect(),
+            found: Vec::new(),
+        }
+    }
+
+    /// Whether `key`'s patterns in `search` are known (they are then added to
+    /// [`KeyHits::found`] and the key need not be written): not for a key the JSON writes
+    /// with an escape, or that is not UTF-8 (it is written, or refused, as before).
+    fn known(&mut self, key: &Bound<'_, PyString>, search: &PatternSearch) -> bool {
+        // The address's bits mixed (Fibonacci hashing): objects of one size sit at a fixed
+        // stride in their pools, which its low bits alone would map to a few slots.
+        let mixed = (key.as_ptr() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let slot = (mixed >> (64 - KEY_SLOTS.trailing_zeros())) as usize;
+        let kept = matches!(&self.slots[slot], Some((kept, _)) if kept.as_ptr() == key.as_ptr());
+        if !kept {
+            let Ok(hits) = search.hits_of_key(key) else {
+                return false;
+            };
+            self.slots[slot] = Some((key.clone().unbind(), hits));
+        }
+        match &self.slots[slot] {
+            Some((_, Some(hits))) => {
+                self.found.extend_from_slice(hits);
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -681,8 +750,10 @@ impl ScanFields {
                 named,
                 non_ascii,
                 escaped_alone,
+                keys,
             } => {
                 writer.escaped_alone = escaped_alone;
+                writer.keys = Some(keys);
                 (
                     None,
                     Some((limits, aside)),
@@ -801,6 +872,8 @@ enum Strings<'b> {
         non_ascii: &'b mut bool,
         /// [`Writer::escaped_alone`].
         escaped_alone: bool,
+        /// [`Writer::keys`].
+        keys: (&'b mut KeyHits, &'b PatternSearch),
     },
 }
 
@@ -932,6 +1005,10 @@ pub struct PatternSearch {
     /// (`scan::line_matches_in_piece`): the line of a string written with escapes is then
     /// left out where its piece holds what it would ([`Writer::escaped_alone`]).
     escaped_alone: bool,
+    /// The patterns in the keys met by the searches so far ([`KeyHits`]): taken by one
+    /// search at a time (another, on another thread or inside a `fallback`, makes a table
+    /// of its own for its call).
+    keys: Mutex<KeyHits>,
 }
 
 #[pymethods]
@@ -962,6 +1039,7 @@ impl PatternSearch {
             strings_only,
             names: OnceLock::new(),
             escaped_alone,
+            keys: Mutex::new(KeyHits::new()),
         })
     }
 
@@ -990,10 +1068,11 @@ impl PatternSearch {
     /// the JSON does not hold verbatim are written ([`Aside`]: the same patterns occur);
     /// when every pattern occurs within strings only (the usual lists:
     /// `scan::within_strings`), no JSON is written, only the strings' pieces
-    /// ([`Strings::Pieces`]: the same patterns occur, by the proof in `scan`'s notes).
-    /// The text searched: an ASCII text (the usual one) is lower-cased in place and never
-    /// becomes a Python string; any other text is made one and lower-cased by Python
-    /// ([`PatternSearch::occurring`]). Where a writer does not write (a value that is not
+    /// ([`Strings::Pieces`]: the same patterns occur, by the proof in `scan`'s notes),
+    /// lower-cased as they are copied, a key met before not written ([`KeyHits`]).
+    /// The text searched: an ASCII text (the usual one) is lower-cased (pieces as they are
+    /// written, the rest in place) and never becomes a Python string; any other text is
+    /// made one and lower-cased by Python ([`PatternSearch::occurring`]). Where a writer does not write (a value that is not
     /// plain data) the text is `fallback(step)` (`Step.scan_text`, which lets the library
     /// whose rules define the text write it). No text is kept: writing a step's text again
     /// for another pattern list costs less than making and keeping a Python string of it.
@@ -1019,6 +1098,12 @@ impl PatternSearch {
             None
         };
         let mut named: Vec<usize> = Vec::new();
+        let mut kept = self.keys.try_lock();
+        let mut own = None;
+        let keys = match &mut kept {
+            Ok(kept) => &mut **kept,
+            Err(_) => own.insert(KeyHits::new()),
+        };
         let fields = fields.get();
         for step in steps.try_iter()? {
             let step = step?;
@@ -1039,6 +1124,7 @@ impl PatternSearch {
             text.clear();
             aside.clear();
             named.clear();
+            keys.found.clear();
             bump.reset();
             let written = match &raw {
                 Some(raw) => match raw.cast::<PyDict>() {
@@ -1069,6 +1155,7 @@ impl PatternSearch {
                             named: &mut named,
                             non_ascii: &mut non_ascii,
                             escaped_alone: self.escaped_alone,
+                            keys: (&mut *keys, self),
                         }
                     } else {
                         Strings::Searched(limits, &mut aside)
@@ -1099,6 +1186,7 @@ impl PatternSearch {
                     }
                 }
             };
+            named.append(&mut keys.found);
             if !matches!(written, Written::Not) && !named.is_empty() {
                 hits.append(&mut named);
                 hits.sort_unstable();
@@ -1183,6 +1271,20 @@ impl PatternSearch {
                 Ok(Some(hits.into_boxed_slice()))
             })
             .collect()
+    }
+
+    /// The patterns in `key` as a piece of a text searched ([`KeyHits`]): `None` where the
+    /// JSON writes it with an escape, or it is not UTF-8.
+    fn hits_of_key(&self, key: &Bound<'_, PyString>) -> PyResult<Option<Box<[usize]>>> {
+        let Ok(text) = key.to_str() else {
+            return Ok(None);
+        };
+        let mut written = Vec::with_capacity(text.len() + 2);
+        write_string(text.as_bytes(), &mut written);
+        if written.len() != text.len() + 2 {
+            return Ok(None);
+        }
+        Ok(Some(self.occurring_in(key)?.into_boxed_slice()))
     }
 
     fn occurring_in(&self, text: &Bound<'_, PyString>) -> PyResult<Vec<usize>> {
