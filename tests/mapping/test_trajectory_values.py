@@ -4,9 +4,11 @@ orphans and the coverage, on real conventions (``otel-genai``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
+from otel_oracles._native import build_trajectory
 from otel_oracles.assemble._tree import build_trace
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.span import SpanRecord
@@ -68,3 +70,28 @@ def test_orphans_are_listed_by_span_id() -> None:
     t = _map(orphan=True)
     assert t.orphan_spans == [ORPHAN]
     assert t.unmapped_spans == {"lost child": 1}
+
+
+def test_the_core_makes_the_record_from_normalized_would() -> None:
+    t = _map(orphan=True)
+    assert type(t) is Trajectory and list(t.__dict__) == list(Trajectory.model_fields)
+    given = {name: value for name, value in t.__dict__.items() if name != "source"}
+    again = Trajectory.from_normalized(given)
+    assert list(t.__dict__.items()) == list(again.__dict__.items())
+    assert t.source is None and t.orphan_spans is given["orphan_spans"]
+
+
+def test_a_class_with_its_own_from_normalized_makes_its_records() -> None:
+    made: list[str] = []
+
+    class Traced(Trajectory):
+        @classmethod
+        def from_normalized(cls, values: Mapping[str, Any]) -> Traced:
+            made.append(str(values["trace_id"]))
+            return super().from_normalized(values)
+
+    trace = build_trace(TRACE, [_span(ROOT, "", "app")])
+    t = build_trajectory(Traced, StepKind.AGENT, trace, [], {}, {}, (), ((), ()))
+    assert type(t) is Traced and made == [TRACE]
+    assert (t.root_name, t.service_name, t.span_count) == ("app", "support-bot", 1)
+    assert type(_map()) is Trajectory, "the mapper's class is still made by the core"

@@ -32,10 +32,11 @@ use crate::draft::{
     SYNTHESIZED,
 };
 use crate::parsers::dict_set;
-use crate::slots::{object_new, span, span_held, Held};
+use crate::slots::{blank, object_new, span, span_held, Held};
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PySet, PyString, PyTuple, PyType};
 use std::sync::{Mutex, PoisonError};
 
@@ -913,8 +914,10 @@ fn none_or_str(value: &Bound<'_, PyAny>) -> bool {
 /// `str`, the first agent step's (`agent_kind`) non-empty `agent_name`, the span count and
 /// orphans, `unmapped` and `used_files` (the coverage), the set's `final_answer_tools` and
 /// `model_status` (`(errors, patterns)`), and plain copies of the root's resource and
-/// attributes. Made by `cls.from_normalized` when every id and name is `None` or an exact
-/// `str`, else by `cls(**values)`, so validation decides an odd one.
+/// attributes. Made as `cls.from_normalized` makes it when every id and name is `None` or an
+/// exact `str` (by the core when `cls` is the class `TrajectoryMold` was checked on: the
+/// values over a copy of its field defaults, set as a new instance's `__dict__`, without a
+/// Python frame), else by `cls(**values)`, so validation decides an odd one.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn build_trajectory<'py>(
@@ -971,7 +974,16 @@ fn build_trajectory<'py>(
         trusted &= span_id.is_exact_instance_of::<PyString>();
         orphans.append(span_id)?;
     }
-    let values = PyDict::new(py);
+    // Filled in place of the defaults when the core makes the record (declared order kept).
+    let mold = if trusted {
+        TrajectoryMold::of(cls)?
+    } else {
+        None
+    };
+    let values = match mold {
+        Some(mold) => mold.template.bind(py).copy()?,
+        None => PyDict::new(py),
+    };
     values.set_item(intern!(py, "steps"), steps)?;
     values.set_item(intern!(py, "trace_id"), trace_id)?;
     values.set_item(intern!(py, "root_span_id"), root_span_id)?;
@@ -992,10 +1004,137 @@ fn build_trajectory<'py>(
     values.set_item(intern!(py, "model_status_patterns"), model_status.1)?;
     values.set_item(intern!(py, "resource"), resource)?;
     values.set_item(intern!(py, "root_attributes"), root_attributes)?;
+    if let Some(mold) = mold {
+        let record = blank(mold.object_new, cls.cast::<PyType>()?)?;
+        set_field(&record, intern!(py, "__dict__"), values.as_any())?;
+        return Ok(record);
+    }
     if trusted {
         return cls.call_method1(intern!(py, "from_normalized"), (values,));
     }
     cls.call((), Some(&values))
+}
+
+/// The names `build_trajectory` gives a trajectory, in the order it sets them.
+const TRAJECTORY_GIVEN: [&str; 16] = [
+    "steps",
+    "trace_id",
+    "root_span_id",
+    "root_name",
+    "service_name",
+    "agent_name",
+    "span_count",
+    "orphan_spans",
+    "incomplete",
+    "unmapped_spans",
+    "conventions",
+    "final_answer_tools",
+    "model_status_errors",
+    "model_status_patterns",
+    "resource",
+    "root_attributes",
+];
+
+/// What `Trajectory.from_normalized` does with `build_trajectory`'s values, known once for
+/// the first class `build_trajectory` is given (the mapper's `Trajectory`): a copy of its
+/// field defaults (`Record._template`, declared order) with the given values set in it is
+/// the `__dict__` `_complete` makes (`{**template, **values}`), as long as every required
+/// field and every field with a default factory is among the given ones and every given
+/// name is a field (so the factories are never called and the checks cannot fail). Why:
+/// the Python call (`from_normalized`, `_complete`'s merge, loops and checks) cost ~13,000
+/// instructions a trace, paid once per trace whatever its size.
+struct TrajectoryMold {
+    cls: Py<PyType>,
+    template: Py<PyDict>,
+    object_new: ffi::newfunc,
+}
+
+/// Made for the first class given that `TrajectoryMold::new` accepts.
+static TRAJECTORY_MOLD: PyOnceLock<TrajectoryMold> = PyOnceLock::new();
+
+impl TrajectoryMold {
+    /// The mold, when `cls` is the class it was made for (else the caller calls
+    /// `cls.from_normalized`).
+    fn of(cls: &Bound<'_, PyAny>) -> PyResult<Option<&'static TrajectoryMold>> {
+        let py = cls.py();
+        if TRAJECTORY_MOLD.get(py).is_none() {
+            if let Some(mold) = Self::new(cls)? {
+                // Another thread may have set it meanwhile: the first one stays.
+                let _ = TRAJECTORY_MOLD.set(py, mold);
+            }
+        }
+        Ok(TRAJECTORY_MOLD.get(py).filter(|m| m.cls.bind(py).is(cls)))
+    }
+
+    /// `None` when `cls` is no plain record class whose `from_normalized` is `Record`'s and
+    /// whose fields the given names cover as `of` needs.
+    fn new(cls: &Bound<'_, PyAny>) -> PyResult<Option<TrajectoryMold>> {
+        let py = cls.py();
+        let Ok(cls) = cls.cast::<PyType>() else {
+            return Ok(None);
+        };
+        if plain_record(cls).is_err() {
+            return Ok(None);
+        }
+        // `from_normalized` and `_complete` are `model._record.Record`'s, not redefined on
+        // the way to it.
+        for name in ["from_normalized", "_complete"] {
+            let mut owner = None;
+            for base in cls.getattr(intern!(py, "__mro__"))?.try_iter()? {
+                let base = base?;
+                if base.getattr(intern!(py, "__dict__"))?.contains(name)? {
+                    owner = Some(base);
+                    break;
+                }
+            }
+            let is_record = match owner {
+                Some(base) => {
+                    base.getattr(intern!(py, "__module__"))?
+                        .eq("otel_oracles.model._record")?
+                        && base.getattr(intern!(py, "__qualname__"))?.eq("Record")?
+                }
+                None => false,
+            };
+            if !is_record {
+                return Ok(None);
+            }
+        }
+        let Ok(template) = cls.getattr(intern!(py, "_template"))?.cast_into::<PyDict>() else {
+            return Ok(None);
+        };
+        let given: Vec<Bound<'_, PyString>> = TRAJECTORY_GIVEN
+            .iter()
+            .map(|name| PyString::new(py, name))
+            .collect();
+        for name in &given {
+            if !template.contains(name)? {
+                return Ok(None);
+            }
+        }
+        let covered = |name: Bound<'_, PyAny>| -> PyResult<bool> {
+            for g in &given {
+                if g.as_any().eq(&name)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        };
+        for name in cls.getattr(intern!(py, "_required"))?.try_iter()? {
+            if !covered(name?)? {
+                return Ok(None);
+            }
+        }
+        for pair in cls.getattr(intern!(py, "_factories"))?.try_iter()? {
+            if !covered(pair?.get_item(0)?)? {
+                return Ok(None);
+            }
+        }
+        Ok(Some(TrajectoryMold {
+            cls: cls.clone().unbind(),
+            template: template.copy()?.unbind(),
+            object_new: object_new()?,
+        }))
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
