@@ -87,6 +87,8 @@ class Selector:
         )
 
     def __call__(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
+        # Plain loops, not ``all``/``any`` over generators: this runs for every contract on
+        # every trace, and a generator made and resumed per pair cost more than the tests.
         if self.always:
             return True
         root = trace.root
@@ -94,14 +96,18 @@ class Selector:
             return False
         if self._resource:
             resource = root.resource if root is not None else {}
-            if not all(test(resource.get(key, _MISSING)) for key, test in self._resource):
-                return False
+            for key, test in self._resource:
+                if not test(resource.get(key, _MISSING)):
+                    return False
         if self._span:
-            if any(
-                all(test(span.attributes.get(key, _MISSING)) for key, test in self._span)
-                for span in trace.spans
-            ):
-                return True
+            pairs = self._span
+            for span in trace.spans:
+                attributes = span.attributes
+                for key, test in pairs:
+                    if not test(attributes.get(key, _MISSING)):
+                        break
+                else:
+                    return True
             return self._by_agent and agents is not None and self._mapped_agent(trace, agents())
         return True
 

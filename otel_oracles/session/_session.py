@@ -354,8 +354,15 @@ class GradingSession:
         chosen: list[CompiledContract] = []
         stalled: list[tuple[CompiledContract, RegexBudgetExceeded]] = []
         for compiled in self._compiled:
+            # The selector itself (``CompiledContract.selects`` is this call behind one more
+            # Python frame, paid per contract per trace); a ``match``-less contract selects
+            # every trace without a call.
+            selector = compiled.selector
+            if selector.always:
+                chosen.append(compiled)
+                continue
             try:
-                if compiled.selects(trace, agents):
+                if selector(trace, agents):
                     chosen.append(compiled)
             except RegexBudgetExceeded as exc:
                 stalled.append((compiled, exc))

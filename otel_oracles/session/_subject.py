@@ -20,9 +20,15 @@ def holds_agent_run(trajectory: Trajectory) -> bool:
     spans no convention recognised (they may be an agent run of an unknown framework: fail
     closed, the graders report them). A trace with none (a LangGraph graph compiled at
     start-up, embeddings only) is no failing run, and no passing one either: not a subject."""
-    return bool(trajectory.unmapped_spans) or any(
-        step.kind != StepKind.OTHER for step in trajectory.steps
-    )
+    if trajectory.unmapped_spans:
+        return True
+    # A loop, not ``any`` over a generator: asked of every trace, and the first step nearly
+    # always answers.
+    other = StepKind.OTHER
+    for step in trajectory.steps:  # noqa: SIM110  (no generator: see above)
+        if step.kind != other:
+            return True
+    return False
 
 
 def shows_agent_work(trajectory: Trajectory) -> bool:
