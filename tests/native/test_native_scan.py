@@ -469,6 +469,20 @@ def test_which_searches_read_the_strings_alone() -> None:
         assert not PatternSearch(("curl", odd)).strings_only, odd
 
 
+def assert_found_as_the_reference(
+    steps: list[Step], patterns: tuple[str, ...]
+) -> list[tuple[int, str]]:
+    """The core's hits, step then pattern order, asserted equal to the reference's."""
+    found = [(v.step_index, v.pattern) for v in network_violations(steps, patterns)]
+    reference = [
+        (step.index, patterns[i])
+        for step in steps
+        for i in ref.occurring(patterns, ref.scan_text(step))
+    ]
+    assert found == reference
+    return found
+
+
 def test_strings_are_searched_apart_from_each_other() -> None:
     # Where strings, keys and numbers meet in the JSON only punctuation and quotes stand
     # between them: no pattern found across them; escapes are searched as written (a line
@@ -485,13 +499,7 @@ def test_strings_are_searched_apart_from_each_other() -> None:
     raw = Step(index=2, kind=StepKind.TOOL_CALL, raw={"a": {"cu": "rl", "k": "\npm install"}})
     steps = [quiet, escaped, raw]
     for chosen in (patterns, patterns[:2], patterns[4:], ("npm install", "\u03c2")):
-        found = network_violations(steps, chosen)
-        reference = [
-            (step.index, chosen[i])
-            for step in steps
-            for i in ref.occurring(chosen, ref.scan_text(step))
-        ]
-        assert [(v.step_index, v.pattern) for v in found] == reference
+        assert_found_as_the_reference(steps, chosen)
     found = network_violations(steps, ("npm install", "\u03c2", "cu", "rl"))
     assert [(v.step_index, v.pattern) for v in found] == [
         (0, "cu"),
@@ -525,14 +533,8 @@ def test_pieces_are_lower_cased_as_they_are_written() -> None:
                     )
                 )
     for chosen in (patterns, patterns[:5]):
-        found = network_violations(steps, chosen)
-        reference = [
-            (step.index, chosen[i])
-            for step in steps
-            for i in ref.occurring(chosen, ref.scan_text(step))
-        ]
-        assert [(v.step_index, v.pattern) for v in found] == reference
-        assert {v.pattern for v in found} >= set(chosen[:5]) - {"pm install"}
+        found = assert_found_as_the_reference(steps, chosen)
+        assert {pattern for _, pattern in found} >= set(chosen[:5]) - {"pm install"}
 
 
 def test_escaped_strings_are_searched_in_their_pieces() -> None:
@@ -560,13 +562,7 @@ def test_escaped_strings_are_searched_in_their_pieces() -> None:
         for i, value in enumerate(values)
     ]
     for chosen in (patterns, patterns[:1], patterns[1:], ("\u03c3", "npm install")):
-        found = network_violations(steps, chosen)
-        reference = [
-            (step.index, chosen[i])
-            for step in steps
-            for i in ref.occurring(chosen, ref.scan_text(step))
-        ]
-        assert [(v.step_index, v.pattern) for v in found] == reference
+        assert_found_as_the_reference(steps, chosen)
     found = network_violations(steps, ("\u03c3",))
     assert [v.step_index for v in found] == [0, 4, 5, 6]
 
@@ -589,13 +585,7 @@ def test_keys_met_again_hold_their_patterns_where_they_are() -> None:
             )
         )
     for chosen_patterns in (patterns, patterns[1:], ("ey",)):
-        found = network_violations(steps, chosen_patterns)
-        reference = [
-            (step.index, chosen_patterns[i])
-            for step in steps
-            for i in ref.occurring(chosen_patterns, ref.scan_text(step))
-        ]
-        assert [(v.step_index, v.pattern) for v in found] == reference
+        assert_found_as_the_reference(steps, chosen_patterns)
     assert {v.pattern for v in network_violations(steps, patterns)} == set(patterns) - {"wget"}
 
 
