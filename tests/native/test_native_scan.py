@@ -567,6 +567,22 @@ def test_escaped_strings_are_searched_in_their_pieces() -> None:
     assert [v.step_index for v in found] == [0, 4, 5, 6]
 
 
+def test_long_keys_are_searched_each_time_they_are_met() -> None:
+    # Keys past the kept keys' length limit (256 characters) are written at every meeting,
+    # not kept for the search's life: met twice, at and past the limit, with a pattern at
+    # each end, they are found as the reference finds them.
+    keys = ["curl" + "x" * (length - 8) + "wget" for length in (255, 256, 257, 5000)]
+    steps = [
+        Step(index=i, kind=StepKind.TOOL_CALL, tool="t").model_copy(
+            update={"arguments": {key: "v" for key in keys}}
+        )
+        for i in range(2)
+    ]
+    for chosen in (("curl", "wget"), ("wget",), ("xcurl",)):
+        found = assert_found_as_the_reference(steps, chosen)
+        assert len(found) == (4 if chosen == ("curl", "wget") else 2 if chosen == ("wget",) else 0)
+
+
 def test_keys_met_again_hold_their_patterns_where_they_are() -> None:
     # The patterns in a key are worked out where the key object is first met and added
     # wherever it is met again (a slot a key, picked by its address): the same key objects

@@ -380,6 +380,11 @@ type KeySlot = Option<(Py<PyString>, Option<Box<[usize]>>)>;
 /// [`KeyHits`]' slots: a power of two, many more than the keys a search usually meets.
 const KEY_SLOTS: usize = 256;
 
+/// The longest key (in characters) [`KeyHits`] keeps: its slots live as long as the
+/// search, so a key from a trace is kept only when it is small (field names are); a longer
+/// one is written each time, as before keys were kept.
+const KEY_KEPT_MAX_CHARS: usize = 256;
+
 impl KeyHits {
     fn new() -> Self {
         Self {
@@ -390,7 +395,8 @@ impl KeyHits {
 
     /// Whether `key`'s patterns in `search` are known (they are then added to
     /// [`KeyHits::found`] and the key need not be written): not for a key the JSON writes
-    /// with an escape, or that is not UTF-8 (it is written, or refused, as before).
+    /// with an escape, longer than [`KEY_KEPT_MAX_CHARS`], or that is not UTF-8 (it is
+    /// written, or refused, as before).
     fn known(&mut self, key: &Bound<'_, PyString>, search: &PatternSearch) -> bool {
         // The address's bits mixed (Fibonacci hashing): objects of one size sit at a fixed
         // stride in their pools, which its low bits alone would map to a few slots.
@@ -398,6 +404,9 @@ impl KeyHits {
         let slot = (mixed >> (64 - KEY_SLOTS.trailing_zeros())) as usize;
         let kept = matches!(&self.slots[slot], Some((kept, _)) if kept.as_ptr() == key.as_ptr());
         if !kept {
+            if key.len().map_or(true, |chars| chars > KEY_KEPT_MAX_CHARS) {
+                return false;
+            }
             let Ok(hits) = search.hits_of_key(key) else {
                 return false;
             };

@@ -18,7 +18,7 @@
 use std::sync::Mutex;
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt};
-use otel_oracles_core::tool_glob::ToolGlobs;
+use otel_oracles_core::tool_glob::{ToolGlobs, MAX_TOOL_NAME};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
@@ -142,7 +142,9 @@ impl NamedBy {
         if let (Some(text), Ok(mut known)) = (text, self.known.lock()) {
             if let Some(answers) = known.get_mut(text) {
                 answers[mode] = Some(hit);
-            } else if known.len() < REMEMBERED_NAMES {
+            } else if known.len() < REMEMBERED_NAMES && text.len() <= MAX_TOOL_NAME {
+                // A name past the core's own limit is answered by Python every time: the
+                // memo lives as long as the process, and names come from traces.
                 let mut answers = [None; 2];
                 answers[mode] = Some(hit);
                 known.insert(text.into(), answers);
