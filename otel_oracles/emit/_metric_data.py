@@ -17,8 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
+    from otel_oracles.emit._resource import GraderResource, GraderScope
 
 DELTA = 1
 """OTLP's ``AGGREGATION_TEMPORALITY_DELTA`` (the SDK's ``AggregationTemporality.DELTA``)."""
@@ -120,7 +119,7 @@ class Metric:
 class ScopeMetrics:
     __slots__ = ("metrics", "schema_url", "scope")
 
-    def __init__(self, scope: InstrumentationScope, metrics: list[Metric], schema_url: str) -> None:
+    def __init__(self, scope: GraderScope, metrics: list[Metric], schema_url: str) -> None:
         self.scope = scope
         self.metrics = metrics
         self.schema_url = schema_url
@@ -130,7 +129,7 @@ class ResourceMetrics:
     __slots__ = ("resource", "schema_url", "scope_metrics")
 
     def __init__(
-        self, resource: Resource, scope_metrics: list[ScopeMetrics], schema_url: str
+        self, resource: GraderResource, scope_metrics: list[ScopeMetrics], schema_url: str
     ) -> None:
         self.resource = resource
         self.scope_metrics = scope_metrics

@@ -31,13 +31,12 @@ from typing import TYPE_CHECKING
 
 from otel_oracles._native import encode_metrics_proto
 from otel_oracles.emit._metric_data import MetricsData, ResourceMetrics, ScopeMetrics
+from otel_oracles.emit._resource import GraderResource, GraderScope, sdk_resource, sdk_scope
 from otel_oracles.emit._transport import Sender
 
 if TYPE_CHECKING:
     from opentelemetry.sdk.metrics.export import MetricExporter
     from opentelemetry.sdk.metrics.export import MetricsData as SdkMetricsData
-    from opentelemetry.sdk.resources import Resource
-    from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
     from otel_oracles.emit._metric_data import Metric
     from otel_oracles.emit._metrics import GraderMetrics, _ReaderSeries
@@ -214,10 +213,10 @@ def sdk_metrics_data(data: MetricsData) -> SdkMetricsData:
     return SdkData(
         resource_metrics=[
             ResourceMetrics(
-                resource=rm.resource,
+                resource=sdk_resource(rm.resource),
                 scope_metrics=[
                     ScopeMetrics(
-                        scope=sm.scope,
+                        scope=sdk_scope(sm.scope),
                         metrics=[metric(m) for m in sm.metrics],
                         schema_url=sm.schema_url,
                     )
@@ -241,8 +240,8 @@ class MetricReader:
         self,
         exporter: OwnMetricExporter,
         metrics: GraderMetrics,
-        resource: Resource,
-        scope: InstrumentationScope,
+        resource: GraderResource,
+        scope: GraderScope,
         interval_ms: float | None = None,
         timeout_ms: float | None = None,
     ) -> None:
@@ -293,7 +292,7 @@ class MetricReader:
             [
                 ResourceMetrics(
                     self._resource,
-                    [ScopeMetrics(scope, metrics, scope.schema_url or "")],
+                    [ScopeMetrics(scope, metrics, scope.schema_url)],
                     self._resource.schema_url,
                 )
             ]
@@ -324,8 +323,8 @@ class MetricReader:
 def reader_for(
     exporter: OwnMetricExporter | MetricExporter,
     metrics: GraderMetrics,
-    resource: Resource,
-    scope: InstrumentationScope,
+    resource: GraderResource,
+    scope: GraderScope,
 ) -> MetricReader:
     """A reader for one of the package's exporters, or for an SDK ``MetricExporter`` a caller
     supplied (wrapped in a ``SuppliedMetricExporter``)."""

@@ -46,9 +46,6 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
-from opentelemetry.sdk.resources import Resource
-from opentelemetry.sdk.util.instrumentation import InstrumentationScope
-
 from otel_oracles._native import ProtoRequest, VerdictRecords
 from otel_oracles.emit import _names as n
 from otel_oracles.emit._base import EmitResult, Emitter, GradedPair
@@ -56,7 +53,7 @@ from otel_oracles.emit._explain import SHOWN_FILTER, explain, safe_identifier
 from otel_oracles.emit._metric_export import MetricReader, OwnMetricExporter, reader_for
 from otel_oracles.emit._metrics import LABELS, GraderMetrics
 from otel_oracles.emit._records import Attrs, EventItem, ItemBatch, LogItem, Severity, SpanItem
-from otel_oracles.emit._resource import grader_resource, grader_version
+from otel_oracles.emit._resource import GraderResource, grader_record, grader_scope, record_of
 from otel_oracles.emit._sinks import RECORD_SIGNALS, SIGNAL_NOUN, OtlpSink, RecordSignal, Sink
 from otel_oracles.emit.config import (
     GRADE_DURATION_BUCKETS_S,
@@ -67,6 +64,7 @@ from otel_oracles.model.result import Outcome
 if TYPE_CHECKING:
     from opentelemetry.sdk._logs.export import LogRecordExporter
     from opentelemetry.sdk.metrics.export import MetricExporter
+    from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace.export import SpanExporter
 
 logger = logging.getLogger(__name__)
@@ -157,7 +155,8 @@ class OtelEmitter(Emitter):
         self.destination = destination
         """Where the telemetry goes, for messages (e.g. ``OTLP grpc http://collector:4317``)."""
         self.stats = EmitStats()
-        self.resource = resource or grader_resource()
+        self.resource: GraderResource = grader_record() if resource is None else record_of(resource)
+        """The package's own record of the resource (``_resource``), as the sinks read it."""
         self._lock = threading.Lock()
         self._shutdown = False
         supplied: list[SpanExporter | LogRecordExporter] = [*span_exporters, *log_exporters]
@@ -179,8 +178,7 @@ class OtelEmitter(Emitter):
             self._pending = {signal: ProtoRequest(batch) for signal in RECORD_SIGNALS}
         else:
             self._pending = {signal: [] for signal in RECORD_SIGNALS}
-        release = grader_version()
-        self._scope = InstrumentationScope(n.INSTRUMENTATION_SCOPE, release)
+        self._scope = grader_scope()
         s = self.settings
         self._builder = VerdictRecords(
             n,

@@ -162,9 +162,9 @@ def own_markers() -> tuple[str, frozenset[str]]:
     graded as unrecognised spans: missing evidence, never a pass."""
     if not any(os.environ.get(name) for name in SERVICE_NAME_ENV):
         return INSTRUMENTATION_SCOPE, frozenset({DEFAULT_SERVICE_NAME})
-    from otel_oracles.emit._resource import grader_resource  # the SDK's resources
+    from otel_oracles.emit._resource import grader_record
 
-    current = str(grader_resource().attributes.get("service.name", DEFAULT_SERVICE_NAME))
+    current = str(grader_record().attributes.get("service.name", DEFAULT_SERVICE_NAME))
     return INSTRUMENTATION_SCOPE, frozenset({current, DEFAULT_SERVICE_NAME})
 
 

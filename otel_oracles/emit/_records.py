@@ -159,7 +159,7 @@ T = TypeVar("T")
 
 class ItemBatch(list[T]):
     """Records of one signal, resource and instrumentation scope (the emitter has one
-    resource and one scope; both are the SDK's public value objects)."""
+    resource and one scope: ``_resource.GraderResource`` and ``GraderScope``)."""
 
     def __init__(self, items: list[T], resource: Any, scope: Any) -> None:
         super().__init__(items)

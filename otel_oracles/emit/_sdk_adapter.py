@@ -22,6 +22,7 @@ from opentelemetry.trace import INVALID_SPAN, NonRecordingSpan, SpanContext, Spa
 from opentelemetry.trace.status import Status, StatusCode
 
 from otel_oracles.emit._records import ItemBatch, LogItem, SpanItem, merged
+from otel_oracles.emit._resource import sdk_resource, sdk_scope
 from otel_oracles.emit._sinks import RecordSignal, Sink
 
 _SAMPLED = TraceFlags(TraceFlags.SAMPLED)
@@ -51,6 +52,7 @@ class SdkExporterSink(Sink):
 
 def sdk_spans(batch: ItemBatch[SpanItem]) -> list[ReadableSpan]:
     """The SDK spans the grade spans stand for."""
+    resource, scope = sdk_resource(batch.resource), sdk_scope(batch.scope)
     out = []
     for span in batch:
         parent = (
@@ -69,14 +71,14 @@ def sdk_spans(batch: ItemBatch[SpanItem]) -> list[ReadableSpan]:
                 name=span.name,
                 context=context,
                 parent=parent,
-                resource=batch.resource,
+                resource=resource,
                 attributes=merged(span.chunks, span.extra),
                 events=[Event(e.name, merged(e.chunks, None), e.time) for e in span.events],
                 kind=SpanKind.INTERNAL,
                 status=status,
                 start_time=span.start,
                 end_time=span.end,
-                instrumentation_scope=batch.scope,
+                instrumentation_scope=scope,
             )
         )
     return out
@@ -84,6 +86,7 @@ def sdk_spans(batch: ItemBatch[SpanItem]) -> list[ReadableSpan]:
 
 def sdk_log_records(batch: ItemBatch[LogItem]) -> list[ReadableLogRecord]:
     """The SDK log records the emitter's records stand for."""
+    resource, scope = sdk_resource(batch.resource), sdk_scope(batch.scope)
     contexts: dict[tuple[int, int], Context] = {}
     out = []
     for item in batch:
@@ -106,9 +109,7 @@ def sdk_log_records(batch: ItemBatch[LogItem]) -> list[ReadableLogRecord]:
             event_name=item.event_name,
         )
         out.append(
-            ReadableLogRecord(
-                log_record=record, resource=batch.resource, instrumentation_scope=batch.scope
-            )
+            ReadableLogRecord(log_record=record, resource=resource, instrumentation_scope=scope)
         )
     return out
 
