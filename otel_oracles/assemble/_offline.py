@@ -14,7 +14,8 @@ from otel_oracles.model.span import Trace
 
 @dataclass(slots=True)
 class AssemblyStats:
-    """What offline assembly did; read it after (or while) iterating the traces.
+    """What offline assembly did; read it after iterating the traces (while iterating, it
+    reads as of the last batch the assembler finished releasing).
 
     Nothing is dropped silently: every span and log record read is either in a yielded trace
     or counted here as late or unattached.
@@ -68,9 +69,10 @@ class OfflineAssembly(Iterator[Trace]):
     and their spans wait there, so Python records are built only for a released trace's
     spans; batches of records built in Python are handed over record by record. The core
     call that releases a trace also builds its ``Trace`` (the span tree of ``build_trace``,
-    its log records attached as events); here the core's counts (and the trace's log
-    records attached nowhere) are added to ``stats``, which reads, at every trace yielded,
-    as it would had the policy been applied one record at a time in Python.
+    its log records attached as events); here each trace's log records attached nowhere are
+    added to ``stats`` as it is yielded, and the core's counts once per batch, when the
+    batch's traces are all out (and at the end): the callers read them when the stream is
+    over, and a sync per trace was paid by every trace.
 
     Iterated, it yields the traces; ``released()`` yields each with its ``JoinFacts`` (what
     the join reads of it, worked out at release from its decoded spans), which
@@ -111,12 +113,12 @@ class OfflineAssembly(Iterator[Trace]):
         while True:
             released = core.next_release()
             if released is not None:
-                self._sync()
-                trace, facts = released
-                self.stats.unattached_logs += trace.unattached_logs
-                return trace, facts
+                self.stats.unattached_logs += released[0].unattached_logs
+                return released
+            # The batch's traces are all out: what the core counted for it (records read,
+            # traces released, late and evicted ones) is added once here, not per trace.
+            self._sync()
             if core.done:
-                self._sync()
                 return None
             batch = next(self._batches, None)
             if batch is None:
@@ -125,7 +127,6 @@ class OfflineAssembly(Iterator[Trace]):
                 core.push_batch(batch.native)
             else:
                 core.push_records(batch.spans, batch.logs)
-            self._sync()
 
     def _sync(self) -> None:
         """Add what the core counted since the last call to ``stats``."""

@@ -100,19 +100,30 @@ class SessionJoiner:
     def add(self, trace: Trace, facts: JoinFacts | None = None) -> list[Trace]:
         """Let ``trace`` in (with its ``JoinFacts`` from its release, when known); the
         traces that leave the window."""
-        return self._merged(self._core.add(trace, facts))
+        return [self._subject(group) for group in self._core.add(trace, facts)]
 
     def flush(self) -> list[Trace]:
-        return self._merged(self._core.flush())
+        return [self._subject(group) for group in self._core.flush()]
 
-    def _merged(self, groups: list[list[Trace]]) -> list[Trace]:
-        out = []
-        for group in groups:
-            if len(group) > 1:
-                self.stats.subjects += 1
-                self.stats.traces += len(group)
-            out.append(merge_traces(group))
-        return out
+    def stream(self, released: Iterable[ReleasedTrace]) -> Iterator[Trace]:
+        """``add`` of every trace, then ``flush``, as one stream of the traces that leave
+        the window: the loop every trace of an offline run goes through, so a lone trace
+        (nearly every group) is yielded as it is, without a Python call."""
+        add, subject = self._core.add, self._subject
+        for trace, facts in released:
+            for group in add(trace, facts):
+                yield group[0] if len(group) == 1 else subject(group)
+        for group in self._core.flush():
+            yield subject(group)
+
+    def _subject(self, group: list[Trace]) -> Trace:
+        """A group that leaves the window: a lone trace as it is, several merged into one
+        run (``merge_traces``) and counted."""
+        if len(group) == 1:
+            return group[0]
+        self.stats.subjects += 1
+        self.stats.traces += len(group)
+        return merge_traces(group)
 
 
 def join_sessions(
@@ -137,7 +148,4 @@ def join_released(
 ) -> Iterator[Trace]:
     """``join_sessions`` of traces handed over with their ``JoinFacts`` where known (the
     offline assembly's ``released()``): those traces' records are not read back."""
-    joiner = SessionJoiner(window_spans, stats)
-    for trace, facts in released:
-        yield from joiner.add(trace, facts)
-    yield from joiner.flush()
+    return SessionJoiner(window_spans, stats).stream(released)

@@ -80,8 +80,10 @@ def traces_from_batches(
     assembly = limits.assemble(without_own_telemetry(batches), stats=stats)
     # Each trace is handed to the join with what it reads of it, worked out by the core at
     # release from the decoded spans (``OfflineAssembly.released``): no record is read back.
+    # The join's stream is returned as it is, not wrapped in a generator of its own: every
+    # subject passes each level of the chain.
     joined = stats.joined if stats is not None else None
-    yield from join_released(assembly.released(), stats=joined)
+    return join_released(assembly.released(), stats=joined)
 
 
 def without_own_telemetry(batches: Iterable[DecodedBatch]) -> Iterator[DecodedBatch]:

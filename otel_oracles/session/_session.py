@@ -203,38 +203,41 @@ class GradingSession:
         subject a worker was grading when it died.
         """
         subjects = traces_from_batches(batches, counts.assembly, self.limits)
+        # What the loop asks of every subject, read once: the shard's test is skipped when
+        # one process owns every subject, and the lost ones are looked up only on a resume.
+        after, lost_ones, skipped = resume.after, resume.lost, counts.skipped
+        every = shard.count == 1
         for order, subject in enumerate(subjects):
-            if order <= resume.after or not shard.owns(subject.trace_id):
+            if order <= after or not (every or shard.owns(subject.trace_id)):
                 continue
             counts.traces += 1
             counts.spans += len(subject.spans)
-            skips = sum(counts.skipped.values())
-            lost = resume.lost.get(order)
+            skips = sum(skipped.values())
+            lost = lost_ones.get(order) if lost_ones else None
             if lost is not None:
                 graded = self._not_graded(subject, lost)
             else:
                 if in_hand is not None:
                     in_hand(order)
-                graded = self._graded(subject, counts.skipped)
+                try:
+                    graded = self.grade(subject, skipped)
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # one trace must not end the run
+                    logger.error(
+                        "grading trace %s crashed; reported as error",
+                        subject.trace_id,
+                        exc_info=True,
+                    )
+                    graded = self._not_graded(subject, NotGraded.crashed(exc))
                 if in_hand is not None:
                     in_hand(-1)
+            if not graded:
+                if sum(skipped.values()) == skips:
+                    counts.note_unselected(subject)
+                continue
             counts.traces_unclassified += add_unclassified(counts.unclassified, graded)
-            if graded:
-                yield GradedSubject(order, graded)
-            elif sum(counts.skipped.values()) == skips:
-                counts.note_unselected(subject)
-
-    def _graded(self, subject: Trace, skipped: dict[str, int]) -> Graded:
-        """``grade``, or ``grading_crash`` verdicts when it raised (traceback logged)."""
-        try:
-            return self.grade(subject, skipped)
-        except KeyboardInterrupt:
-            raise
-        except BaseException as exc:  # one trace must not end the run
-            logger.error(
-                "grading trace %s crashed; reported as error", subject.trace_id, exc_info=True
-            )
-            return self._not_graded(subject, NotGraded.crashed(exc))
+            yield GradedSubject(order, graded)
 
     def _not_graded(self, subject: Trace, why: NotGraded) -> Graded:
         """``not_graded``; when even selecting contracts for the subject raises, an
@@ -283,7 +286,8 @@ class GradingSession:
         except RegexBudgetExceeded as exc:  # a convention regex, while mapping for a selector
             return [_stalled(contract, trace, "mapping", exc) for contract in self.contracts]
         possibly = self._possibly(trace, chosen, stalled) if trace.orphans else {}
-        out = [_stalled(c.contract, trace, "match", exc) for c, exc in stalled]
+        # (No comprehension made and called for the usual empty ``stalled``.)
+        out = [_stalled(c.contract, trace, "match", exc) for c, exc in stalled] if stalled else []
         if not chosen and not possibly:
             return out
         try:
