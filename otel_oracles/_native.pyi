@@ -64,6 +64,7 @@ __all__ = [
     "StepBuilder",
     "StepView",
     "TakenRequest",
+    "Tally",
     "TraceDrafter",
     "TransferSpans",
     "VerdictJson",
@@ -1753,14 +1754,30 @@ class CheckRunner:
         refuse_commands: Callable[[Any], None],
         fail_closed: Callable[[Any, Any, Any], Any],
         finding: type,
+        compiled_check: type,
         verdicts: Verdicts,
         complete: Callable[[Any, Any], list[Any]],
         clock: Callable[[], int],
     ) -> CheckRunner: ...
-    def run(self, checks: Sequence[Any], ctx: Any, clear: bool, gapless: bool) -> list[Any]:
-        """One result per check, in order (``evaluator.run_checks``)."""
-    def verdict(self, compiled: Any, trajectory: Any, results: list[Any], start: int) -> Any:
-        """The contract's verdict of ``results`` (``evaluator.grade``'s epilogue)."""
+    def run(
+        self, checks: Sequence[Any], ctx: Any, clear: bool, gapless: bool
+    ) -> tuple[list[Any], Tally]:
+        """One result per check, in order (``evaluator.run_checks``), and their tally."""
+    def verdict(
+        self,
+        compiled: Any,
+        trajectory: Any,
+        results: list[Any],
+        start: int,
+        tally: Tally | None = None,
+    ) -> Any:
+        """The contract's verdict of ``results`` (``evaluator.grade``'s epilogue), going on
+        from ``run``'s ``tally`` of the results that begin ``results``."""
+
+@final
+class Tally:
+    """``CheckRunner.run``'s count of the results it made, which ``verdict`` goes on from
+    (``native/python/src/checks.rs``)."""
 
 @final
 class Verdicts:

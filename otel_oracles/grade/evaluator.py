@@ -20,7 +20,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from otel_oracles._native import CheckRunner, known_clear
+from otel_oracles._native import CheckRunner, Tally, known_clear
 from otel_oracles.errors import OtelOraclesError, ReplayError, SandboxError
 from otel_oracles.grade.compiled import CompiledCheck, CompiledContract, compile_check
 from otel_oracles.grade.completeness import trace_complete
@@ -224,6 +224,7 @@ def _runner(complete: Callable[[Contract, Trajectory], list[OracleResult]]) -> C
         _refuse_commands,
         _fail_closed,
         Finding,
+        CompiledCheck,
         VERDICTS,
         complete,
         _clock,
@@ -247,7 +248,7 @@ def run_checks(
     docstring). ``clear`` and ``gapless`` are what the contract's ``_known_clear`` found:
     when ``clear``, no check asks for its evidence nor completeness; when ``gapless``, no
     result is held against the trajectory's gaps."""
-    results: list[OracleResult] = _RUNNER.run(checks, ctx, clear, gapless)
+    results: list[OracleResult] = _RUNNER.run(checks, ctx, clear, gapless)[0]
     return results
 
 
@@ -351,6 +352,9 @@ def grade(
     elif evidence.trajectory is not trajectory:
         raise ValueError("grade: evidence belongs to another trajectory")
     results: list[OracleResult] = []
+    # What the core counted of the results as it made them, so the verdict's tally reads
+    # only what is added after (``trace_complete``'s); none for results made here.
+    tally: Tally | None = None
     try:
         workspace = compiled.workspace
         if workspace is None:
@@ -363,13 +367,13 @@ def grade(
                 evidence=evidence,
             )
             clear, gapless = known_clear(evidence, compiled.plan, trajectory.incomplete)
-            results = _RUNNER.run(compiled.checks, ctx, clear, gapless)
+            results, tally = _RUNNER.run(compiled.checks, ctx, clear, gapless)
         else:
             opened: list[contextlib.ExitStack] = []
             try:
                 ctx = _context(compiled, workspace, evidence, opened, commands)
                 clear, gapless = known_clear(evidence, compiled.plan, trajectory.incomplete)
-                results = _RUNNER.run(compiled.checks, ctx, clear, gapless)
+                results, tally = _RUNNER.run(compiled.checks, ctx, clear, gapless)
             except BaseException as exc:
                 # The stack left as a ``with`` leaves it: told of the exception.
                 if not (opened and opened[0].__exit__(type(exc), exc, exc.__traceback__)):
@@ -378,6 +382,7 @@ def grade(
                 if opened:
                     opened[0].close()
     except ReplayError as exc:
+        tally = None
         results = [
             OracleResult(
                 oracle_type="replay",
@@ -392,5 +397,5 @@ def grade(
         ]
     # ``trace_complete``'s result added, the tally, the subject, the verdict built (without
     # validation when every value it copies is of its field's exact type): the core's.
-    verdict: Verdict = _RUNNER.verdict(compiled, trajectory, results, start)
+    verdict: Verdict = _RUNNER.verdict(compiled, trajectory, results, start, tally)
     return verdict

@@ -18,7 +18,9 @@ from pydantic import ValidationError
 from otel_oracles._native import ModelFill, Verdicts
 from otel_oracles.grade import evaluator, grade
 from otel_oracles.grade.completeness import trace_complete
-from otel_oracles.grade.loader import load_contract
+from otel_oracles.grade.evidence import Evidence
+from otel_oracles.grade.loader import compile_contract, load_contract
+from otel_oracles.grade.oracles.base import GradeContext
 from otel_oracles.mapping import load_conventions
 from otel_oracles.model import result as result_module
 from otel_oracles.model.result import (
@@ -229,6 +231,48 @@ def test_a_trajectory_with_orphan_spans_gets_the_trace_complete_result() -> None
     assert got.results[-1].oracle_type == "trace_complete" and not got.passed
     assert got.counts == count_outcomes(got.results) and got.counts.missing_evidence >= 1
     assert_same_verdict(got, want)
+
+
+def test_the_verdict_goes_on_from_the_tally_the_runner_counted() -> None:
+    # ``CheckRunner.run`` counts each result as it makes it and the verdict reads only the
+    # results added after (``trace_complete``'s): the same pass test and counts as reading
+    # every result, whatever follows the runner's results.
+    compiled = compile_contract(
+        contract(
+            on_missing_evidence="warn",
+            evidence=["token_usage"],
+            invariants=[
+                {"type": "max_steps", "max": 5},
+                {"type": "max_steps", "max": 0},
+                {"type": "tool_called", "tool": "absent"},
+            ],
+            tolerances=[
+                {"type": "tool_errors", "max": 0},
+                {"type": "tool_errors", "max": 1},
+                {"type": "max_tool_calls", "max": 5},
+            ],
+        )
+    )
+    trajectory = traj(gen("hi", tokens=(None, None)), tool("lookup", status="error"))
+    ctx = GradeContext(
+        trajectory=trajectory,
+        contract=compiled.contract,
+        initial_workspace={},
+        evidence=Evidence(trajectory),
+    )
+    results, tally = evaluator._RUNNER.run(compiled.checks, ctx, False, False)
+    assert len({r.outcome for r in results}) >= 4
+    error = _result(Outcome.ERROR, passed=False)
+    for extra in ([], [error], [_result(), error, _result(Outcome.TOLERATED)]):
+        listed = [*results, *extra]
+        got = evaluator._RUNNER.verdict(compiled, trajectory, listed, 0, tally)
+        want = evaluator._RUNNER.verdict(compiled, trajectory, [*listed], 0)
+        assert got.counts == want.counts == count_outcomes(listed)
+        assert got.counts.model_fields_set == want.counts.model_fields_set
+        assert got.passed is want.passed is all(r.passed for r in listed)
+    # A tally of more results than the verdict is given counts only what it is given.
+    fewer = evaluator._RUNNER.verdict(compiled, trajectory, results[:1], 0, tally)
+    assert fewer.counts == count_outcomes(results[:1]) and fewer.passed is results[0].passed
 
 
 def test_the_verdict_shortcut_is_active(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import SlotClass
 from otel_oracles.grade.evidence import FinalOutput, _output
 from otel_oracles.grade.oracles.base import Finding
@@ -104,6 +105,43 @@ def test_a_class_with_attribute_access_of_its_own_is_called() -> None:
     assert not doubling.filled
     made = doubling.make(1, "x")
     assert (made.a, made.b) == (2, "xx")
+
+
+class _Record(Frozen):
+    """A frozen record of the project's own: ``Frozen``'s refusals, fields set in order."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a: int, b: str) -> None:
+        set_field(self, "a", a)
+        set_field(self, "b", b)
+
+
+class _Refusing(Frozen):
+    """A ``Frozen`` subclass whose attribute access is its own again."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a: int, b: str) -> None:
+        set_field(self, "a", a)
+        set_field(self, "b", b)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        set_field(self, name, value * 2)
+
+
+def test_a_frozen_record_is_made_in_memory_and_stays_frozen() -> None:
+    # ``Frozen``'s ``__setattr__`` and ``__delattr__`` only refuse, as a frozen dataclass's:
+    # its slots are found (and read by offset: the evaluator's ``CompiledCheck.head``).
+    record = SlotClass(_Record, ["a", "b"])
+    assert record.filled
+    made = record.make(1, "x")
+    assert (type(made), made.a, made.b) == (_Record, 1, "x")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.a = 2  # type: ignore[misc]
+    refusing = SlotClass(_Refusing, ["a", "b"])
+    assert not refusing.filled
+    assert refusing.make(1, "x").b == "x"
 
 
 def test_positional_needs_the_slots_in_field_order_and_keywords_do_not() -> None:

@@ -582,7 +582,7 @@ impl CheckPlan {
     /// `None` (the Python body decides).
     #[pyo3(name = "finding")]
     fn py_finding<'py>(&self, ctx: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        self.run(ctx)
+        self.run(ctx, &ctx.getattr(intern!(ctx.py(), "evidence"))?)
     }
 
     /// The finding of `ctx` with nothing over the check's bound, `count` calls counted
@@ -606,13 +606,17 @@ impl CheckPlan {
 }
 
 impl CheckPlan {
-    /// The usual answer (`finding`), what the evaluator's loop asks first.
-    pub(crate) fn run<'py>(&self, ctx: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    /// The usual answer (`finding`) on `ctx` and its `evidence` (`ctx.evidence`, which the
+    /// evaluator's loop reads once for every check of a contract), what the loop asks first.
+    pub(crate) fn run<'py>(
+        &self,
+        ctx: &Bound<'py, PyAny>,
+        evidence: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
         let py = ctx.py();
-        let evidence = ctx.getattr(intern!(py, "evidence"))?;
         let handled = match &self.kind {
             Kind::NotCalled { tools, max, .. } => {
-                let calls = self.calls_of(&evidence, tools)?;
+                let calls = self.calls_of(evidence, tools)?;
                 if !calls.is_empty() {
                     return self.forbidden(&calls, max).map(Some);
                 }
@@ -623,13 +627,13 @@ impl CheckPlan {
                 tools,
                 max,
             } => {
-                let failed = self.failed(&evidence, pattern)?;
+                let failed = self.failed(evidence, pattern)?;
                 if failed.is_empty() {
                     true
-                } else if nameless(&evidence)? {
+                } else if nameless(evidence)? {
                     return Ok(None); // a failure a nameless twin recorded: the Python body's
                 } else {
-                    return self.errors(&evidence, &failed, tools, max).map(Some);
+                    return self.errors(evidence, &failed, tools, max).map(Some);
                 }
             }
             Kind::Retries {
@@ -638,12 +642,12 @@ impl CheckPlan {
                 max,
                 per_tool,
             } => {
-                if self.failed(&evidence, pattern)?.is_empty() {
+                if self.failed(evidence, pattern)?.is_empty() {
                     true
                 } else {
                     let tools = tools.bind(py).as_any();
                     let failures = &self.failures;
-                    let retries = find_retries(&evidence, tools, pattern.bind(py), failures)?;
+                    let retries = find_retries(evidence, tools, pattern.bind(py), failures)?;
                     if retries.is_empty() {
                         true // calls failed, none was retried: within any budget
                     } else {
@@ -658,32 +662,32 @@ impl CheckPlan {
                 normalized,
                 ..
             } => {
-                let calls = self.calls_of(&evidence, tools)?;
+                let calls = self.calls_of(evidence, tools)?;
                 if calls.len() < threshold.max {
                     true // fewer calls in all make no loop
                 } else {
                     let calls = calls.as_any();
                     let candidates =
-                        evidence::candidates(&evidence, calls, threshold.max, &self.screens)?;
+                        evidence::candidates(evidence, calls, threshold.max, &self.screens)?;
                     if !candidates.is_empty() {
-                        let loops = loops(&evidence, candidates.as_any(), threshold, normalized)?;
+                        let loops = loops(evidence, candidates.as_any(), threshold, normalized)?;
                         if !loops.is_empty() {
-                            return self.looped(&evidence, &loops, max).map(Some);
+                            return self.looped(evidence, &loops, max).map(Some);
                         }
                     }
                     true // no candidates, or their normalized arguments differ
                 }
             }
             Kind::MaxCalls { tools, max } => {
-                let quiet = !evidence::answering(&evidence)?.is_truthy()? && !nameless(&evidence)?;
+                let quiet = !evidence::answering(evidence)?.is_truthy()? && !nameless(evidence)?;
                 if !quiet {
                     return Ok(None);
                 }
-                let calls = self.calls_of(&evidence, tools)?;
+                let calls = self.calls_of(evidence, tools)?;
                 if calls.len() > max.max {
                     return self.over(&calls, max.max).map(Some);
                 }
-                return self.settled(&evidence, calls.len()).map(Some);
+                return self.settled(evidence, calls.len()).map(Some);
             }
             Kind::MaxSteps {
                 kinds,
@@ -692,7 +696,7 @@ impl CheckPlan {
                 max,
                 ..
             } => {
-                if nameless(&evidence)? {
+                if nameless(evidence)? {
                     return Ok(None);
                 }
                 let merged_key = intern!(py, "merged_model_calls");
@@ -700,7 +704,7 @@ impl CheckPlan {
                 let count = if let Some([calls, gens, agents]) = *groups {
                     // Whole groups: counted from the view, each counted step's attributes
                     // read from its instance dict only when the count is within `max`.
-                    let view = view_of(&evidence)?;
+                    let view = view_of(evidence)?;
                     let view = view.get();
                     let count = view.count_of(calls, gens, agents);
                     if count > max.max {
@@ -739,7 +743,7 @@ impl CheckPlan {
                     count
                 };
                 if *generations {
-                    let groups = evidence.getattr(intern!(py, "groups"))?;
+                    let groups = view_of(evidence)?;
                     let none = |name: &Bound<'py, PyString>| -> PyResult<bool> {
                         Ok(!groups.getattr(name)?.is_truthy()?)
                     };
@@ -749,23 +753,23 @@ impl CheckPlan {
                         return Ok(None); // model calls drove the run but none is recorded
                     }
                 }
-                return self.settled(&evidence, count).map(Some);
+                return self.settled(evidence, count).map(Some);
             }
-            Kind::More(more) => return more.run(&evidence, &self.finding).map(Some),
-            Kind::Cite(cite) => return cite.run(&evidence, &self.finding).map(Some),
-            Kind::Answer(answer) => return answer.run(&evidence, &self.finding, &self.failures),
-            Kind::Bench(bench) => return bench.run(ctx, &evidence, &self.finding),
+            Kind::More(more) => return more.run(evidence, &self.finding).map(Some),
+            Kind::Cite(cite) => return cite.run(evidence, &self.finding).map(Some),
+            Kind::Answer(answer) => return answer.run(evidence, &self.finding, &self.failures),
+            Kind::Bench(bench) => return bench.run(ctx, evidence, &self.finding),
             Kind::Latency {
                 max_ms,
                 limit,
                 tolerated,
             } => {
-                return latency(&evidence, *max_ms, limit, tolerated, &self.finding);
+                return latency(evidence, *max_ms, limit, tolerated, &self.finding);
             }
-            Kind::Tokens { limits } => return self.tokens(&evidence, limits),
+            Kind::Tokens { limits } => return self.tokens(evidence, limits),
         };
         if handled {
-            self.settled(&evidence, 0).map(Some)
+            self.settled(evidence, 0).map(Some)
         } else {
             Ok(None)
         }

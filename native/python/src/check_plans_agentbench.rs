@@ -28,7 +28,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::check_plans::{found, joined};
-use crate::evidence::{StepFields, StepView};
+use crate::evidence::{view_of, StepFields};
 use crate::slots::SlotClass;
 
 /// Deepest nesting of a call's arguments searched here; deeper ones are Python's to walk
@@ -483,11 +483,4 @@ impl Asserted {
             .to_str()
             .is_ok_and(|text| !text.contains(['\'', '"', '\\'])))
     }
-}
-
-/// The trajectory's step view (`evidence.groups`, the core's `StepView`).
-fn view_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, StepView>> {
-    Ok(evidence
-        .getattr(intern!(evidence.py(), "groups"))?
-        .cast_into::<StepView>()?)
 }

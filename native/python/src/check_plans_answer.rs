@@ -263,10 +263,7 @@ impl Degraded {
                 return Ok(false);
             }
         }
-        let calls = evidence
-            .getattr(intern!(py, "groups"))?
-            .getattr(intern!(py, "calls"))?
-            .cast_into::<PyTuple>()?;
+        let calls = evidence::every_call(evidence)?;
         // `sorted(calls, key=index)` (stable), each with its fields.
         let mut sorted = Vec::with_capacity(calls.len());
         for call in calls.iter() {

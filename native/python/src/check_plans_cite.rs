@@ -527,7 +527,7 @@ impl<'py> Sources<'_, 'py> {
             return Ok(false);
         }
         let py = self.evidence.py();
-        let groups = self.evidence.getattr(intern!(py, "groups"))?;
+        let groups = evidence::view_of(self.evidence)?;
         let responses = self.plan.tool_responses.bind(py);
         for model in groups.getattr(intern!(py, "generations"))?.try_iter()? {
             let model = model?;

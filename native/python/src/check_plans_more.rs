@@ -811,7 +811,7 @@ fn where_of<'py>(step: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 /// agent, the first of equals, hands over), the first of each (from, to) pair kept.
 fn transfers<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Vec<Seen<'py>>> {
     let py = evidence.py();
-    let groups = evidence.getattr(intern!(py, "groups"))?;
+    let groups = evidence::view_of(evidence)?;
     let or_unknown = |value: Bound<'py, PyAny>| -> PyResult<Bound<'py, PyAny>> {
         Ok(if value.is_truthy()? {
             value

@@ -42,6 +42,7 @@ use pyo3::types::{
 };
 
 use crate::check_plans::CheckPlan;
+use crate::draft::equals;
 use crate::slots::{blank, object_new, SlotLayout};
 
 /// How deeply a finding's `details` may nest, counting `details` itself as level 1 and each
@@ -117,6 +118,9 @@ pub struct CheckRunner {
     /// Where `Finding`'s fields sit in its instances (`FINDING_FIELDS`), when its class
     /// lets them be read there: each check's finding is read eight times.
     finding: Option<SlotLayout>,
+    /// Where a `CompiledCheck` holds its `head`, when its class lets it be read there (a
+    /// `Frozen` record's slot, set once when the check is compiled): read once a result.
+    head: Option<SlotLayout>,
     /// The verdict's epilogue (`model.result.VERDICTS`): the tally and the verdict built.
     verdicts: Py<Verdicts>,
     /// `trace_complete(contract, trajectory) -> [OracleResult]`: asked only of a trajectory
@@ -194,7 +198,13 @@ struct ContractFields<'py> {
     /// Whether `id` is exactly a `str` and `version` exactly an `int` (a contract built by
     /// `model_construct` may hold anything: its results are then validated).
     plain: bool,
+    /// The context's `evidence`, what the checks' plans ask (`CheckPlan::run`).
+    evidence: Bound<'py, PyAny>,
 }
+
+/// A result made and, when it was filled unvalidated, the `passed` and outcome it holds
+/// as they were put in (the tally counts them without reading the result again).
+type Made<'py> = (Bound<'py, PyAny>, Option<(bool, Bound<'py, PyAny>)>);
 
 /// A check's finding, its outcome and the details an error adds.
 type Judged<'py> = (
@@ -216,6 +226,7 @@ impl CheckRunner {
         refuse_commands: Bound<'_, PyAny>,
         fail_closed: Bound<'_, PyAny>,
         finding: Bound<'_, PyType>,
+        compiled_check: Bound<'_, PyType>,
         verdicts: Bound<'_, Verdicts>,
         complete: Bound<'_, PyAny>,
         clock: Bound<'_, PyAny>,
@@ -225,6 +236,8 @@ impl CheckRunner {
         results.get().expect_fields(py, &RESULT_FIELDS)?;
         let names = FINDING_FIELDS.map(|name| PyString::intern(py, name));
         let finding = SlotLayout::probe(&finding, &names, object_new()?)?;
+        let head = [intern!(py, "head").clone()];
+        let head = SlotLayout::probe(&compiled_check, &head, object_new()?)?;
         Ok(Self {
             results: results.unbind(),
             outcomes: Outcomes {
@@ -240,20 +253,22 @@ impl CheckRunner {
             refuse_commands: refuse_commands.unbind(),
             fail_closed: fail_closed.unbind(),
             finding,
+            head,
             verdicts: verdicts.unbind(),
             complete: complete.unbind(),
             clock: clock.unbind(),
         })
     }
 
-    /// One result per check of `checks` (`CompiledCheck`s of `ctx.contract`), in order.
+    /// One result per check of `checks` (`CompiledCheck`s of `ctx.contract`), in order, and
+    /// their tally, counted as they are made (`verdict` counts only what is added after).
     fn run<'py>(
         &self,
         checks: &Bound<'py, PyAny>,
         ctx: &Bound<'py, PyAny>,
         clear: bool,
         gapless: bool,
-    ) -> PyResult<Bound<'py, PyList>> {
+    ) -> PyResult<(Bound<'py, PyList>, Tally)> {
         let py = ctx.py();
         let contract = ctx.getattr(intern!(py, "contract"))?;
         let id = contract.getattr(intern!(py, "id"))?;
@@ -265,25 +280,36 @@ impl CheckRunner {
             id,
             version,
             plain,
+            evidence: ctx.getattr(intern!(py, "evidence"))?,
         };
+        let verdicts = self.verdicts.get();
         let results = PyList::empty(py);
+        let mut tally = Tally::default();
         for check in checks.try_iter()? {
-            results.append(self.one(&check?, ctx, &contract, clear, gapless)?)?;
+            let (result, read) = self.one(&check?, ctx, &contract, clear, gapless)?;
+            match read {
+                Some((passed, outcome)) => verdicts.count(&mut tally, passed, &outcome)?,
+                None => verdicts.count_result(&mut tally, &result)?,
+            }
+            results.append(result)?;
         }
-        Ok(results)
+        Ok((results, tally))
     }
 
     /// The verdict of `compiled` (a `CompiledContract`) on `trajectory` holding `results`
     /// (this call's to keep: the verdict holds the list itself), `trace_complete`'s result
     /// appended when the trajectory has orphan spans, timed from `start` (`clock`'s): what
-    /// `grade` returns. Built unvalidated when every value it copies is of its field's
-    /// exact type (`Verdicts::build`), else validated.
+    /// `grade` returns. `tally` is `run`'s of the results it made, which begin `results`:
+    /// only the results after them are read again. Built unvalidated when every value it
+    /// copies is of its field's exact type (`Verdicts::build`), else validated.
+    #[pyo3(signature = (compiled, trajectory, results, start, tally = None))]
     fn verdict<'py>(
         &self,
         compiled: &Bound<'py, PyAny>,
         trajectory: &Bound<'py, PyAny>,
         results: &Bound<'py, PyList>,
         start: &Bound<'py, PyAny>,
+        tally: Option<PyRef<'py, Tally>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = compiled.py();
         let contract = compiled.getattr(intern!(py, "contract"))?;
@@ -297,7 +323,11 @@ impl CheckRunner {
             }
         }
         let verdicts = self.verdicts.get();
-        let (passed, counts) = verdicts.tally(results.as_any())?;
+        // A tally of more results than there are is no count of them: all are read.
+        let tally = tally
+            .as_deref()
+            .filter(|tally| tally.results <= results.len());
+        let (passed, counts) = verdicts.tally(results.as_any(), tally)?;
         let mut subject = trajectory.getattr(intern!(py, "trace_id"))?;
         if !subject.is_truthy()? {
             subject = trajectory.getattr(intern!(py, "source"))?;
@@ -356,6 +386,18 @@ impl CheckRunner {
         }
     }
 
+    /// A check's `head` (`CompiledCheck.head`): read in the instance's memory when it is
+    /// exactly a `CompiledCheck` (`SlotLayout::get`), else by name. A reference of its own
+    /// is taken: the check's own code runs while the head is read.
+    #[inline(always)]
+    fn head<'py>(&self, check: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let name = intern!(check.py(), "head");
+        match &self.head {
+            Some(layout) => layout.get(check, 0, name),
+            None => check.getattr(name),
+        }
+    }
+
     fn one<'py>(
         &self,
         check: &Bound<'py, PyAny>,
@@ -363,15 +405,15 @@ impl CheckRunner {
         contract: &ContractFields<'py>,
         clear: bool,
         gapless: bool,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> PyResult<Made<'py>> {
         let py = ctx.py();
         let start = Instant::now();
-        let head = check.getattr(intern!(py, "head"))?;
+        let head = self.head(check)?;
         let head = head.cast::<CheckHead>()?.get();
         if let Some(setup_error) = &head.setup_error {
             return self.result(head, contract, self.failed(setup_error.bind(py))?, start);
         }
-        let judged = match self.judge(check, head, ctx, clear, gapless) {
+        let judged = match self.judge(check, head, ctx, contract, clear, gapless) {
             Ok((finding, outcome)) => (finding, outcome, None),
             Err(err) => {
                 if err.is_instance_of::<PyKeyboardInterrupt>(py) {
@@ -405,7 +447,7 @@ impl CheckRunner {
         contract: &ContractFields<'py>,
         (finding, outcome, error_details): Judged<'py>,
         start: Instant,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> PyResult<Made<'py>> {
         let py = finding.py();
         let o = &self.outcomes;
         // The outcome's place among the five the runner decides (an error's is not one of
@@ -490,11 +532,11 @@ impl CheckRunner {
         // outcome and `passed` too when the outcome is one of the five: what the finding
         // decides beyond them is set in a copy of it.
         let results = self.results.get();
-        let passed = PyBool::new(py, passed).to_owned().into_any();
-        let (dict, decided) = head.result_fields(results, contract, decided, &outcome, &passed)?;
+        let flag = PyBool::new(py, passed).to_owned().into_any();
+        let (dict, decided) = head.result_fields(results, contract, decided, &outcome, &flag)?;
         if !decided {
             set_item(&dict, results.names[OUTCOME].bind(py), &outcome)?;
-            set_item(&dict, results.names[PASSED].bind(py), &passed)?;
+            set_item(&dict, results.names[PASSED].bind(py), &flag)?;
         }
         for (field, value) in [
             (RESULT_MESSAGE, message),
@@ -507,7 +549,10 @@ impl CheckRunner {
         ] {
             set_item(&dict, results.names[field].bind(py), &value)?;
         }
-        results.finish(py, dict, trusted, None)
+        // Filled, the result holds `passed` and the outcome as put in; validated, what
+        // validation made of them is read back by the tally.
+        let read = (trusted && results.trusted).then_some((passed, outcome));
+        Ok((results.finish(py, dict, trusted, None)?, read))
     }
 
     /// `_fails_with(exc)`: the error finding, its outcome and details.
@@ -523,6 +568,7 @@ impl CheckRunner {
         check: &Bound<'py, PyAny>,
         head: &CheckHead,
         ctx: &Bound<'py, PyAny>,
+        contract: &ContractFields<'py>,
         clear: bool,
         gapless: bool,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
@@ -543,7 +589,7 @@ impl CheckRunner {
                 // A built-in check's usual answer is its plan's, made here without entering
                 // Python (`check_plans`); anything else is its `check` method's.
                 let planned = match &head.plan {
-                    Some(plan) => plan.get().run(ctx)?,
+                    Some(plan) => plan.get().run(ctx, &contract.evidence)?,
                     None => None,
                 };
                 let found = match planned {
@@ -567,25 +613,25 @@ impl CheckRunner {
             && (self
                 .finding(&finding, UNSEEN, intern!(py, "unseen"))?
                 .is_truthy()?
-                || (status.eq(pass)? && head.needs_full_coverage))
+                || (is_text(&status, pass)? && head.needs_full_coverage))
         {
             finding = self.fail_closed.bind(py).call1((&finding, oracle, ctx))?;
             status = self.finding(&finding, STATUS, intern!(py, "status"))?;
         }
         let o = &self.outcomes;
-        let outcome = if status.eq(missing)? {
+        let outcome = if is_text(&status, missing)? {
             &o.missing_evidence
         } else if !head.tolerance {
-            if status.eq(pass)? {
+            if is_text(&status, pass)? {
                 &o.pass
             } else {
                 &o.invariant_failure
             }
-        } else if status.eq(intern!(py, "fail"))? {
-            if self
-                .finding(&finding, BREACH, intern!(py, "breach"))?
-                .eq(intern!(py, "rule"))?
-            {
+        } else if is_text(&status, intern!(py, "fail"))? {
+            if is_text(
+                &self.finding(&finding, BREACH, intern!(py, "breach"))?,
+                intern!(py, "rule"),
+            )? {
                 &o.invariant_failure
             } else {
                 &o.budget_exhausted
@@ -612,6 +658,17 @@ fn set_item<'py>(
         return Err(PyErr::fetch(dict.py()));
     }
     Ok(())
+}
+
+/// `value == text`, `text` an interned `str`: by identity first, as a finding's status
+/// and breach are the interned texts themselves (the literals of `Finding`'s makers, the
+/// plans' `intern!`s), no comparison called; else compared as `draft::equals` compares.
+#[inline(always)]
+fn is_text(value: &Bound<'_, PyAny>, text: &Bound<'_, PyString>) -> PyResult<bool> {
+    if value.is(text) {
+        return Ok(true);
+    }
+    equals(value, text.to_str()?)
 }
 
 /// Whether `object` has `references` references, those the caller knows of.
@@ -1110,57 +1167,70 @@ pub struct Verdicts {
 
 impl Verdicts {
     /// Whether every result lets its trace pass, and the results' `Counts`: each result's
-    /// `passed` and `outcome` (`passed_outcome`), the outcome's count found by identity or,
-    /// for any other value, as `_COUNTED.get(outcome)` finds it; the `Counts` of the tally
-    /// (the fields counted set, as validating the tally's `dict` sets them), filled, or,
-    /// where that is not kept as validation keeps it (`counted_fields`, `trusted`), the
-    /// tally's `dict` validated. Filled, the tally is five numbers here, not a `dict` of
-    /// Python ints counted up.
-    fn tally<'py>(&self, results: &Bound<'py, PyAny>) -> PyResult<(bool, Bound<'py, PyAny>)> {
+    /// `passed` and `outcome` (`passed_outcome`) counted (`count`) after those `from`
+    /// counted already (`CheckRunner::run`'s, the first results of `results`); the `Counts`
+    /// of the tally (the fields counted set, as validating the tally's `dict` sets them),
+    /// filled, or, where that is not kept as validation keeps it (`counted_fields`,
+    /// `trusted`), the tally's `dict` validated. Filled, the tally is five numbers here,
+    /// not a `dict` of Python ints counted up.
+    fn tally<'py>(
+        &self,
+        results: &Bound<'py, PyAny>,
+        from: Option<&Tally>,
+    ) -> PyResult<(bool, Bound<'py, PyAny>)> {
         let py = results.py();
         let counts = self.counts.get();
         if !(self.counted_fields && counts.trusted) {
             return self.tally_validated(results);
         }
-        let counted = self.counted.bind(py);
-        let pass = self.pass.bind(py);
-        let mut n = [0usize; COUNTS_FIELDS.len()];
-        let mut passed = true;
-        for result in results.try_iter()? {
-            let (ok, outcome) = self.passed_outcome(&result?)?;
-            if !ok.is_truthy()? {
-                passed = false;
-            }
-            if outcome.is(pass) {
-                continue;
-            }
-            let known = self.counted_at.iter().find(|(key, _)| key.is(&outcome));
-            let at = match known {
-                Some(&(_, at)) => Some(at),
-                None => match counted.get_item(&outcome)? {
-                    Some(field) => {
-                        let field = field.cast_into::<PyString>()?;
-                        COUNTS_FIELDS.iter().position(|name| field == *name)
-                    }
-                    None => None,
-                },
-            };
-            if let Some(at) = at {
-                n[at] += 1;
-            }
+        let mut tally = from.cloned().unwrap_or_default();
+        for result in results.try_iter()?.skip(tally.results) {
+            self.count_result(&mut tally, &result?)?;
         }
         // SAFETY: a new empty set; null only on failure (then fetched).
         let set =
             unsafe { Bound::from_owned_ptr_or_err(py, ffi::PySet_New(std::ptr::null_mut()))? };
         for (at, name) in counts.names.iter().enumerate() {
             // SAFETY: a set made here and a live key; 0, or -1 with an exception set.
-            if n[at] > 0 && unsafe { ffi::PySet_Add(set.as_ptr(), name.as_ptr()) } != 0 {
+            if tally.n[at] > 0 && unsafe { ffi::PySet_Add(set.as_ptr(), name.as_ptr()) } != 0 {
                 return Err(PyErr::fetch(py));
             }
         }
-        let count = |at: usize| n[at].into_pyobject(py).map(Bound::into_any);
+        let count = |at: usize| tally.n[at].into_pyobject(py).map(Bound::into_any);
         let values = [count(0)?, count(1)?, count(2)?, count(3)?, count(4)?];
-        Ok((passed, counts.build(py, values, true, Some(set))?))
+        Ok((tally.passed, counts.build(py, values, true, Some(set))?))
+    }
+
+    /// `result` counted into `tally`: its `passed` and `outcome` read (`passed_outcome`).
+    fn count_result(&self, tally: &mut Tally, result: &Bound<'_, PyAny>) -> PyResult<()> {
+        let (ok, outcome) = self.passed_outcome(result)?;
+        self.count(tally, ok.is_truthy()?, &outcome)
+    }
+
+    /// A result of `passed` and `outcome` counted into `tally`: the outcome's count found by
+    /// identity or, for any other value, as `_COUNTED.get(outcome)` finds it.
+    fn count(&self, tally: &mut Tally, passed: bool, outcome: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = outcome.py();
+        tally.results += 1;
+        tally.passed &= passed;
+        if outcome.is(self.pass.bind(py)) {
+            return Ok(());
+        }
+        let known = self.counted_at.iter().find(|(key, _)| key.is(outcome));
+        let at = match known {
+            Some(&(_, at)) => Some(at),
+            None => match self.counted.bind(py).get_item(outcome)? {
+                Some(field) => {
+                    let field = field.cast_into::<PyString>()?;
+                    COUNTS_FIELDS.iter().position(|name| field == *name)
+                }
+                None => None,
+            },
+        };
+        if let Some(at) = at {
+            tally.n[at] += 1;
+        }
+        Ok(())
     }
 
     /// `tally` with the tally a `dict` of the fields counted, validated into `Counts`.
@@ -1243,6 +1313,27 @@ fn field_at<'py>(
         }
     }
     fields.get_item(name)
+}
+
+/// The tally of the results `CheckRunner::run` made, counted as it made them (`Verdicts::
+/// count`), which `CheckRunner::verdict` goes on from: how many results it counted, whether
+/// each lets its trace pass, and each `Counts` field's count (`COUNTS_FIELDS`' order).
+#[pyclass(module = "otel_oracles._native", name = "Tally", frozen)]
+#[derive(Clone)]
+pub struct Tally {
+    results: usize,
+    passed: bool,
+    n: [usize; COUNTS_FIELDS.len()],
+}
+
+impl Default for Tally {
+    fn default() -> Self {
+        Self {
+            results: 0,
+            passed: true,
+            n: [0; COUNTS_FIELDS.len()],
+        }
+    }
 }
 
 /// `Counts`' fields in declaration order.
@@ -1334,7 +1425,7 @@ impl Verdicts {
     /// `(passed, counts)` of `results` (`model.result.verdict_tally`).
     #[pyo3(name = "tally")]
     fn py_tally<'py>(&self, results: &Bound<'py, PyAny>) -> PyResult<(bool, Bound<'py, PyAny>)> {
-        self.tally(results)
+        self.tally(results, None)
     }
 
     /// A `Verdict` of values the caller knows are valid (every field of `Verdict`, in
@@ -1448,5 +1539,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CheckHead>()?;
     m.add_class::<ModelFill>()?;
     m.add_class::<Verdicts>()?;
+    m.add_class::<Tally>()?;
     m.add_class::<CheckRunner>()
 }

@@ -205,7 +205,7 @@ fn truthy(value: &Bound<'_, PyAny>) -> PyResult<bool> {
 }
 
 /// `value == text` as Python compares them.
-fn equals(value: &Bound<'_, PyAny>, text: &str) -> PyResult<bool> {
+pub(crate) fn equals(value: &Bound<'_, PyAny>, text: &str) -> PyResult<bool> {
     if value.is_exact_instance_of::<PyString>() {
         if let Ok(own) = value.cast::<PyString>()?.to_str() {
             return Ok(own == text);

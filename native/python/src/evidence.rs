@@ -40,9 +40,10 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PySlice, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PySlice, PyString, PyTuple, PyType};
 
 use crate::pydict;
+use crate::slots::{object_new, SlotLayout};
 use crate::tool_glob;
 
 /// Deepest nesting of lists and dicts `is_placeholder` descends into. Python's recursive
@@ -66,13 +67,52 @@ fn text_is_placeholder(text: &Bound<'_, PyString>) -> bool {
     })
 }
 
+/// Where an `Evidence` holds the two slots the core reads (`groups`, `memo`), probed on
+/// first use: the checks' plans read them some fifteen times a check.
+static EVIDENCE_LAYOUT: PyOnceLock<Option<SlotLayout>> = PyOnceLock::new();
+const GROUPS: usize = 0;
+const MEMO: usize = 1;
+
+/// `evidence.<name>`, `name` being slot number `slot` of `EVIDENCE_LAYOUT`: read in the
+/// instance's memory for an `Evidence`, by name for any other object.
+#[inline(always)]
+fn evidence_slot<'py>(
+    evidence: &Bound<'py, PyAny>,
+    slot: usize,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = evidence.py();
+    let layout = match EVIDENCE_LAYOUT.get(py) {
+        Some(layout) => layout,
+        None => evidence_layout(py)?,
+    };
+    match layout {
+        Some(layout) => layout.get(evidence, slot, name),
+        None => evidence.getattr(name),
+    }
+}
+
+/// `EVIDENCE_LAYOUT`, probed on the first read (grading: the module that defines
+/// `Evidence` is imported by then).
+#[cold]
+#[inline(never)]
+fn evidence_layout(py: Python<'_>) -> PyResult<&'static Option<SlotLayout>> {
+    EVIDENCE_LAYOUT.get_or_try_init(py, || {
+        let cls = py
+            .import("otel_oracles.grade.evidence")?
+            .getattr("Evidence")?
+            .cast_into::<PyType>()?;
+        let names = [intern!(py, "groups").clone(), intern!(py, "memo").clone()];
+        SlotLayout::probe(&cls, &names, object_new()?)
+    })
+}
+
 /// The evidence's memo (`Evidence.memo`): every answer kept for the trajectory, the
 /// Python checks' (`Evidence.memoized`), the class's facts (`"Evidence.<method>"`) and the
 /// plans' tables. The one place the core reads it.
 fn memo_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
-    Ok(evidence
-        .getattr(intern!(evidence.py(), "memo"))?
-        .cast_into::<PyDict>()?)
+    let name = intern!(evidence.py(), "memo");
+    Ok(evidence_slot(evidence, MEMO, name)?.cast_into::<PyDict>()?)
 }
 
 /// `evidence.memoized`'s answer under `key`, made by `make` on the first ask and kept in
@@ -139,9 +179,8 @@ pub(crate) fn final_output<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<
 
 /// The trajectory's step view (`evidence.groups`, a plain attribute: no Python frame).
 pub(crate) fn view_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, StepView>> {
-    Ok(evidence
-        .getattr(intern!(evidence.py(), "groups"))?
-        .cast_into::<StepView>()?)
+    let name = intern!(evidence.py(), "groups");
+    Ok(evidence_slot(evidence, GROUPS, name)?.cast_into::<StepView>()?)
 }
 
 /// Every tool call of the trajectory, in step order (`groups.calls`, the step view's own

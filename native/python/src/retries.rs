@@ -103,10 +103,8 @@ fn repeats_of<'py>(
     failed: &Bound<'py, PyDict>,
 ) -> PyResult<Bound<'py, PyList>> {
     let py = evidence.py();
-    let groups = evidence.getattr(intern!(py, "groups"))?;
-    let calls = groups
-        .getattr(intern!(py, "calls"))?
-        .cast_into::<PyTuple>()?;
+    let groups = evidence::view_of(evidence)?;
+    let calls = groups.get().calls.bind(py).clone();
     // `sorted(calls, key=attrgetter("index"))`: stable; a `Step`'s index is an `int`.
     let mut sorted = Vec::with_capacity(calls.len());
     for call in calls.iter() {

@@ -157,10 +157,10 @@ impl SlotLayout {
     ) -> PyResult<Option<Self>> {
         let py = cls.py();
         // Attribute access as `object` does it (no `__setattr__`, `__getattribute__` or
-        // `__getattr__` of the class's own, but for a frozen dataclass's refusals), each
-        // name a member descriptor (a slot).
+        // `__getattr__` of the class's own, but for a frozen dataclass's or record's
+        // refusals), each name a member descriptor (a slot).
         let object = py.import("builtins")?.getattr("object")?;
-        let frozen = frozen_dataclass(cls)?;
+        let frozen = frozen_dataclass(cls)? || frozen_record(cls)?;
         for method in ["__new__", "__setattr__", "__getattribute__", "__delattr__"] {
             if frozen && matches!(method, "__setattr__" | "__delattr__") {
                 continue;
@@ -445,6 +445,21 @@ impl SlotLayout {
             }
         }
     }
+}
+
+/// Whether `cls` is a frozen record of the project's own (`otel_oracles._frozen.Frozen`):
+/// its `__setattr__` and `__delattr__` are `Frozen`'s, which only refuse, and its
+/// `__init__` stores each field through `object.__setattr__` (`set_field`), as the probe
+/// does.
+fn frozen_record(cls: &Bound<'_, PyType>) -> PyResult<bool> {
+    let py = cls.py();
+    let frozen = py.import("otel_oracles._frozen")?.getattr("Frozen")?;
+    for method in [intern!(py, "__setattr__"), intern!(py, "__delattr__")] {
+        if !cls.getattr(method)?.is(frozen.getattr(method)?) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }
 
 /// Whether `cls` is itself a frozen dataclass: its own `__setattr__` and `__delattr__` then
