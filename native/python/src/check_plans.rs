@@ -1652,6 +1652,26 @@ fn tokens_within<'py>(
 /// 104 days) the Python body divides.
 const EXACT_NS: i128 = 1 << 53;
 
+/// `f"{ms:.{places}f}"` (`places` 1 to 5) of `ms`, the `f64` division `ns / 1e6` of a
+/// duration of `ns` nanoseconds, written from the integer `ns`: Rust's exact formatting
+/// of the float was ~2,500 instructions a number, the latency check's largest cost. Below
+/// `EXACT_NS` the division errs by at most `ns * 2**-53 < 1` nanosecond and a rounding
+/// boundary is a whole number of nanoseconds, so `ms` rounds to the side `ns` does, but
+/// when `ns` is the boundary itself: that one, and a duration out of the range, are the
+/// float's formatting.
+fn ms_text(ns: i128, ms: f64, places: usize) -> String {
+    debug_assert!((1..=5).contains(&places));
+    let scale = [1, 10, 100, 1_000, 10_000, 100_000][places];
+    let unit = 1_000_000 / scale;
+    match u64::try_from(ns) {
+        Ok(ns) if i128::from(ns) < EXACT_NS && 2 * (ns % unit) != unit => {
+            let units = ns / unit + u64::from(2 * (ns % unit) > unit);
+            format!("{}.{:0places$}", units / scale, units % scale)
+        }
+        _ => format!("{ms:.places$}"),
+    }
+}
+
 /// `latency`'s answer (trace scope) from the extent `StepView` kept: the pass within
 /// `max_ms`; over it, the failure, or the pass that uses one of `tolerated` exceptions.
 /// `None` (the Python body words it) when a step's end is unset or no step has both times.
@@ -1675,20 +1695,21 @@ fn latency<'py>(
     }
     #[allow(clippy::cast_precision_loss)] // below 2**53: exact
     let ms = ns as f64 / 1e6;
-    let rounded: f64 = format!("{ms:.3}")
+    let rounded: f64 = ms_text(ns, ms, 3)
         .parse()
         .map_err(|_| PyValueError::new_err("a duration that formats as no number"))?;
     let details = PyDict::new(py);
     details.set_item(intern!(py, "duration_ms"), rounded)?;
+    let took = ms_text(ns, ms, 1);
     // (Neither is NaN: `max_ms > 0` was validated.)
     let (status, message, used) = if ms <= max_ms {
-        let message = format!("trace took {ms:.1} ms (limit {limit} ms)");
+        let message = format!("trace took {took} ms (limit {limit} ms)");
         (intern!(py, "pass"), message, 0)
     } else if tolerated.max < 1 {
-        let message = format!("trace took {ms:.1} ms, limit {limit} ms");
+        let message = format!("trace took {took} ms, limit {limit} ms");
         (intern!(py, "fail"), message, 1)
     } else {
-        let message = format!("trace took {ms:.1} ms, over {limit} ms but tolerated");
+        let message = format!("trace took {took} ms, over {limit} ms but tolerated");
         (intern!(py, "pass"), message, 1)
     };
     let empty = PyTuple::empty(py).into_any();
@@ -1727,4 +1748,57 @@ fn stopped<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAn
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<CheckPlans>()?;
     m.add_class::<CheckPlan>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ms_text, EXACT_NS};
+
+    /// `ms_text` against the float's own formatting, which it stands in for.
+    fn agrees(ns: i128) {
+        #[allow(clippy::cast_precision_loss)] // the latency check's own division
+        let ms = ns as f64 / 1e6;
+        for places in 1..=5 {
+            assert_eq!(
+                ms_text(ns, ms, places),
+                format!("{ms:.places$}"),
+                "{ns} ns to {places} places"
+            );
+        }
+    }
+
+    #[test]
+    fn writes_the_floats_digits_from_the_nanoseconds() {
+        for ns in 0..120_000 {
+            agrees(ns);
+        }
+        // Spread over the range (xorshift), each beside a boundary of every precision:
+        // halfway (the float's formatting) and a nanosecond either side of it.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let ns = i128::from(x % (1 << 53));
+            agrees(ns);
+            for unit in [1_000_000, 100_000, 1_000] {
+                let half = ns - ns % unit + unit / 2;
+                for near in [half - 1, half, half + 1] {
+                    if (0..EXACT_NS).contains(&near) {
+                        agrees(near);
+                    }
+                }
+            }
+        }
+        for ns in [
+            EXACT_NS - 1,
+            EXACT_NS - 500,
+            EXACT_NS,
+            EXACT_NS + 1,
+            -1,
+            -1_500_000,
+        ] {
+            agrees(ns);
+        }
+    }
 }

@@ -332,7 +332,7 @@ impl<'a> SharedKey<&'a str> {
     /// The key of a check's runs and its hash, or None when a part is of another type.
     fn of<'py>(
         read: &'a Read<'py>,
-        j: &'a Judged<'py>,
+        j: &Judged<'a, 'py>,
         parts: &Shared<'a, 'py>,
     ) -> PyResult<Option<(u64, Self)>> {
         let text = |value: &'a Bound<'py, PyAny>| -> PyResult<Option<&'a str>> {
@@ -345,8 +345,8 @@ impl<'a> SharedKey<&'a str> {
         let (Some(contract_id), Some(contract_hash), Some(name), Some(oracle_type), Some(layer)) = (
             text(&read.contract_id)?,
             text(&read.contract_hash)?,
-            text(&j.name)?,
-            text(&j.oracle_type)?,
+            text(j.name)?,
+            text(j.oracle_type)?,
             text(parts.layer)?,
         ) else {
             return Ok(None);
@@ -935,17 +935,17 @@ impl VerdictRecords {
                 ],
             )?;
         let j = Judged {
-            name,
-            oracle_type,
-            outcome,
-            used,
-            budget,
-            steps,
-            details,
-            message,
+            name: &name,
+            oracle_type: &oracle_type,
+            outcome: &outcome,
+            used: &used,
+            budget: &budget,
+            steps: &steps,
+            details: &details,
+            message: &message,
         };
         let filter = self.helpers.filter.get();
-        let at = filter.outcome_at(&j.outcome)?;
+        let at = filter.outcome_at(j.outcome)?;
         let explanation = if self.full {
             let text = self
                 .helpers
@@ -957,7 +957,7 @@ impl VerdictRecords {
             filter.text_at(at, &j)?
         };
         let error = if j.outcome.is(self.error_outcome.bind(py)) {
-            Some(filter.error_type(&j.details)?)
+            Some(filter.error_type(j.details)?)
         } else {
             None
         };
@@ -985,7 +985,7 @@ impl VerdictRecords {
                 run
             }
         };
-        let budget = &j.budget;
+        let budget = j.budget;
         let n = &self.names;
         let name = |name: &Py<PyString>| name.bind(py).clone().into_any();
         let mut extra = Vec::new();
@@ -1057,7 +1057,7 @@ impl VerdictRecords {
             pointed = first;
         }
         Ok(Check {
-            key: (j.name, j.oracle_type, j.outcome),
+            key: (j.name.clone(), oracle_type, outcome),
             shared,
             extra,
             pointed,
@@ -1068,13 +1068,13 @@ impl VerdictRecords {
     fn shared_parts<'py>(
         &self,
         read: &Read<'py>,
-        j: &Judged<'py>,
+        j: &Judged<'_, 'py>,
         parts: &Shared<'_, 'py>,
     ) -> PyResult<SharedParts<'py>> {
         let py = j.name.py();
         let n = &self.names;
         let name = |name: &Py<PyString>| name.bind(py).clone().into_any();
-        let outcome = &j.outcome;
+        let outcome = j.outcome;
         let value = outcome.getattr(intern!(py, "value"))?;
         let score = if self.passing.iter().any(|p| p.bind(py).is(outcome)) {
             1.0f64

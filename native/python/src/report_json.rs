@@ -34,7 +34,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
-use crate::scrub::{surrogatepass_bytes, Judged, ShownFilter};
+use crate::scrub::{surrogatepass_bytes, Judged, ReadFields, ShownFilter};
 
 /// Deepest nesting `json_indented` writes; deeper values are left to its caller (a value's
 /// arguments are a few levels deep, so this bound only meets hostile or cyclic data).
@@ -1560,26 +1560,27 @@ impl VerdictJson {
         }
         if let Some(filter) = shown {
             // A result held otherwise: its fields read as attributes, as `explain` reads them.
-            let judged = Judged::read(result)?;
+            let fields = ReadFields::read(result)?;
+            let judged = fields.judged();
             let message = PyString::new(result.py(), &filter.shown_message(&judged)?);
             set_entry(&mut entries, message_key, Slot::Value(message.into_any()));
-            let details = filter.scrub(&judged.details)?;
+            let details = filter.scrub(judged.details)?;
             set_entry(&mut entries, details_key, Slot::Data(details.into_any()));
         }
         self.write_entries(w, &entries, 2, out)
     }
 
-    /// What the filter reads of a result, from its field values.
-    fn judged<'py>(&self, values: &[Bound<'py, PyAny>]) -> Judged<'py> {
+    /// What the filter reads of a result, borrowed from its field values.
+    fn judged<'a, 'py>(&self, values: &'a [Bound<'py, PyAny>]) -> Judged<'a, 'py> {
         Judged {
-            name: values[self.name_at].clone(),
-            oracle_type: values[self.oracle_type_at].clone(),
-            outcome: values[self.outcome_at].clone(),
-            used: values[self.used_at].clone(),
-            budget: values[self.budget_at].clone(),
-            steps: values[self.steps_at].clone(),
-            details: values[self.details_at].clone(),
-            message: values[self.message_at].clone(),
+            name: &values[self.name_at],
+            oracle_type: &values[self.oracle_type_at],
+            outcome: &values[self.outcome_at],
+            used: &values[self.used_at],
+            budget: &values[self.budget_at],
+            steps: &values[self.steps_at],
+            details: &values[self.details_at],
+            message: &values[self.message_at],
         }
     }
 

@@ -778,14 +778,14 @@ impl VerdictMarkup {
         match shown {
             Some(filter) => {
                 let judged = Judged {
-                    name: values[self.r_name].clone(),
-                    oracle_type: values[self.r_oracle_type].clone(),
-                    outcome: values[self.r_outcome].clone(),
-                    used: values[self.r_used].clone(),
-                    budget: values[self.r_budget].clone(),
-                    steps: values[self.r_steps].clone(),
-                    details: values[self.r_details].clone(),
-                    message: values[self.r_message].clone(),
+                    name: &values[self.r_name],
+                    oracle_type: &values[self.r_oracle_type],
+                    outcome: &values[self.r_outcome],
+                    used: &values[self.r_used],
+                    budget: &values[self.r_budget],
+                    steps: &values[self.r_steps],
+                    details: &values[self.r_details],
+                    message: &values[self.r_message],
                 };
                 Ok(filter.shown_message(&judged)?.into_bytes())
             }

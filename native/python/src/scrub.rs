@@ -183,32 +183,50 @@ impl Rendered {
     }
 }
 
-/// The fields of a result the filter reads.
-pub(crate) struct Judged<'py> {
-    pub(crate) name: Bound<'py, PyAny>,
-    pub(crate) oracle_type: Bound<'py, PyAny>,
-    pub(crate) outcome: Bound<'py, PyAny>,
-    pub(crate) used: Bound<'py, PyAny>,
-    pub(crate) budget: Bound<'py, PyAny>,
-    pub(crate) steps: Bound<'py, PyAny>,
-    pub(crate) details: Bound<'py, PyAny>,
-    pub(crate) message: Bound<'py, PyAny>,
+/// The fields of a result the filter reads, borrowed where they are held (a report's
+/// field values, a record's reads): the filter only reads them.
+pub(crate) struct Judged<'a, 'py> {
+    pub(crate) name: &'a Bound<'py, PyAny>,
+    pub(crate) oracle_type: &'a Bound<'py, PyAny>,
+    pub(crate) outcome: &'a Bound<'py, PyAny>,
+    pub(crate) used: &'a Bound<'py, PyAny>,
+    pub(crate) budget: &'a Bound<'py, PyAny>,
+    pub(crate) steps: &'a Bound<'py, PyAny>,
+    pub(crate) details: &'a Bound<'py, PyAny>,
+    pub(crate) message: &'a Bound<'py, PyAny>,
 }
 
-impl<'py> Judged<'py> {
-    /// A result's fields read as attributes.
+/// A result's fields the filter reads, read as attributes (`judged` lends them).
+pub(crate) struct ReadFields<'py>([Bound<'py, PyAny>; 8]);
+
+impl<'py> ReadFields<'py> {
     pub(crate) fn read(result: &Bound<'py, PyAny>) -> PyResult<Self> {
         let py = result.py();
-        Ok(Judged {
-            name: result.getattr(intern!(py, "name"))?,
-            oracle_type: result.getattr(intern!(py, "oracle_type"))?,
-            outcome: result.getattr(intern!(py, "outcome"))?,
-            used: result.getattr(intern!(py, "used"))?,
-            budget: result.getattr(intern!(py, "budget"))?,
-            steps: result.getattr(intern!(py, "step_indexes"))?,
-            details: result.getattr(intern!(py, "details"))?,
-            message: result.getattr(intern!(py, "message"))?,
-        })
+        let read = |name: &Bound<'py, PyString>| result.getattr(name);
+        Ok(Self([
+            read(intern!(py, "name"))?,
+            read(intern!(py, "oracle_type"))?,
+            read(intern!(py, "outcome"))?,
+            read(intern!(py, "used"))?,
+            read(intern!(py, "budget"))?,
+            read(intern!(py, "step_indexes"))?,
+            read(intern!(py, "details"))?,
+            read(intern!(py, "message"))?,
+        ]))
+    }
+
+    pub(crate) fn judged(&self) -> Judged<'_, 'py> {
+        let [name, oracle_type, outcome, used, budget, steps, details, message] = &self.0;
+        Judged {
+            name,
+            oracle_type,
+            outcome,
+            used,
+            budget,
+            steps,
+            details,
+            message,
+        }
     }
 }
 
@@ -375,14 +393,14 @@ impl ShownFilter {
     /// error's message), the first steps and, unless it passed, the allow-listed details
     /// as `key=value` sorted by key; capped.
     fn explain(&self, result: &Bound<'_, PyAny>) -> PyResult<String> {
-        self.text(&Judged::read(result)?)
+        self.text(&ReadFields::read(result)?.judged())
     }
 
     /// The message a report shows of `result` (`emit.shown_message` in `template` mode):
     /// its template explanation without the check's name, a pass's from the kept heads.
     #[pyo3(name = "shown_message")]
     fn shown_message_of(&self, result: &Bound<'_, PyAny>) -> PyResult<String> {
-        self.shown_message(&Judged::read(result)?)
+        self.shown_message(&ReadFields::read(result)?.judged())
     }
 }
 
@@ -523,13 +541,13 @@ impl ShownFilter {
     }
 
     /// The template explanation of a result (`explain` above).
-    pub(crate) fn text(&self, j: &Judged<'_>) -> PyResult<String> {
-        self.text_at(self.outcome_at(&j.outcome)?, j)
+    pub(crate) fn text(&self, j: &Judged<'_, '_>) -> PyResult<String> {
+        self.text_at(self.outcome_at(j.outcome)?, j)
     }
 
     /// What a head reads of a result's numbers, or None when it is not kept (a number that
     /// is not an exact `int` or beyond 64 bits).
-    fn numbers(&self, at: usize, j: &Judged<'_>) -> Option<Numbers> {
+    fn numbers(&self, at: usize, j: &Judged<'_, '_>) -> Option<Numbers> {
         if !self.templates[at]
             .1
             .iter()
@@ -547,9 +565,9 @@ impl ShownFilter {
         let budget = if j.budget.is_none() {
             None
         } else {
-            Some(exact(&j.budget)?)
+            Some(exact(j.budget)?)
         };
-        Some(Some((budget, exact(&j.used)?)))
+        Some(Some((budget, exact(j.used)?)))
     }
 
     /// Appends the text of the head kept for `name`, `at`, `numbers`; false when none is.
@@ -596,7 +614,7 @@ impl ShownFilter {
 
     /// Appends the outcome's template with the check's name and budget: kept by name,
     /// outcome and numbers when the name is an exact `str`.
-    fn push_head(&self, at: usize, j: &Judged<'_>, text: &mut String) -> PyResult<()> {
+    fn push_head(&self, at: usize, j: &Judged<'_, '_>, text: &mut String) -> PyResult<()> {
         let key = match j.name.cast_exact::<PyString>() {
             Ok(name) => self.numbers(at, j).map(|numbers| (name, numbers)),
             Err(_) => None,
@@ -616,9 +634,9 @@ impl ShownFilter {
 
     /// The head rendered, and whether the name was an identifier (the text then reads no
     /// field but the name, the outcome and the numbers).
-    fn render_head(&self, at: usize, j: &Judged<'_>) -> PyResult<(String, bool)> {
+    fn render_head(&self, at: usize, j: &Judged<'_, '_>) -> PyResult<(String, bool)> {
         let py = j.name.py();
-        let safe = self.safe(&j.name)?;
+        let safe = self.safe(j.name)?;
         let identifier = safe.is_some();
         let name = match safe {
             Some(safe) => str_text(&safe.str()?)?.into_owned(),
@@ -628,7 +646,7 @@ impl ShownFilter {
                     self.max_value_chars,
                 );
                 if self.looks_secret.bind(py).call1((&capped,))?.is_truthy()? {
-                    if self.safe(&j.oracle_type)?.is_some() {
+                    if self.safe(j.oracle_type)?.is_some() {
                         str_text(&j.oracle_type.str()?)?.into_owned()
                     } else {
                         "check".to_owned()
@@ -648,10 +666,10 @@ impl ShownFilter {
                         let limit = if j.budget.is_none() {
                             "?".to_owned()
                         } else {
-                            int_str(&j.budget)?
+                            int_str(j.budget)?
                         };
                         text.push_str(" (used ");
-                        text.push_str(&int_str(&j.used)?);
+                        text.push_str(&int_str(j.used)?);
                         text.push_str(" of ");
                         text.push_str(&limit);
                         text.push(')');
@@ -663,7 +681,7 @@ impl ShownFilter {
     }
 
     /// The explanation of a result whose outcome stands at `at` in `templates`.
-    pub(crate) fn text_at(&self, at: usize, j: &Judged<'_>) -> PyResult<String> {
+    pub(crate) fn text_at(&self, at: usize, j: &Judged<'_, '_>) -> PyResult<String> {
         let mut text = String::with_capacity(128);
         self.push_text(at, j, &mut text)?;
         Ok(cap(text, self.max_chars))
@@ -671,11 +689,11 @@ impl ShownFilter {
 
     /// `text_at`'s text before its cap, appended to `text`: each piece written in place (a
     /// kept head, step numbers, `key=value` of details), no `String` made per piece.
-    fn push_text(&self, at: usize, j: &Judged<'_>, text: &mut String) -> PyResult<()> {
+    fn push_text(&self, at: usize, j: &Judged<'_, '_>, text: &mut String) -> PyResult<()> {
         let py = j.name.py();
         self.push_head(at, j, text)?;
         if at == self.error_at {
-            let error_type = self.error_type(&j.details)?;
+            let error_type = self.error_type(j.details)?;
             let shown = self
                 .shown_error_types
                 .bind(py)
@@ -698,7 +716,7 @@ impl ShownFilter {
                     push_int_str(&steps.get_item(i)?, text)?;
                 }
             } else {
-                for (i, step) in self.head(&j.steps)?.try_iter()?.enumerate() {
+                for (i, step) in self.head(j.steps)?.try_iter()?.enumerate() {
                     if i > 0 {
                         text.push(',');
                     }
@@ -710,7 +728,7 @@ impl ShownFilter {
             }
         }
         if at != self.pass_at {
-            self.push_details(&j.details, text)?;
+            self.push_details(j.details, text)?;
         }
         Ok(())
     }
@@ -835,8 +853,8 @@ impl ShownFilter {
 
     /// The message a report shows of a result: its template explanation without the
     /// check's name (`emit.shown_message`; reports print the name next to it).
-    pub(crate) fn shown_message(&self, j: &Judged<'_>) -> PyResult<String> {
-        let at = self.outcome_at(&j.outcome)?;
+    pub(crate) fn shown_message(&self, j: &Judged<'_, '_>) -> PyResult<String> {
+        let at = self.outcome_at(j.outcome)?;
         if let Some(bare) = self.bare(at, j, |bare| bare.to_owned()) {
             return Ok(bare);
         }
@@ -845,8 +863,12 @@ impl ShownFilter {
 
     /// `shown_message` written as the JSON report writes it (`write_shown_string`), with no
     /// copy of a kept one, and a rendered one written from the one text it is rendered in.
-    pub(crate) fn write_shown_message(&self, j: &Judged<'_>, out: &mut Vec<u8>) -> PyResult<()> {
-        let at = self.outcome_at(&j.outcome)?;
+    pub(crate) fn write_shown_message(
+        &self,
+        j: &Judged<'_, '_>,
+        out: &mut Vec<u8>,
+    ) -> PyResult<()> {
+        let at = self.outcome_at(j.outcome)?;
         if self
             .bare(at, j, |bare| write_shown_string(bare.as_bytes(), out))
             .is_none()
@@ -861,20 +883,20 @@ impl ShownFilter {
     }
 
     /// `shown_message` of a result whose outcome stands at `at`, rendered.
-    fn message_at(&self, at: usize, j: &Judged<'_>) -> PyResult<String> {
+    fn message_at(&self, at: usize, j: &Judged<'_, '_>) -> PyResult<String> {
         let text = self.text_at(at, j)?;
         Ok(shown_of(text, &str_text(j.name.cast::<PyString>()?)?))
     }
 
     /// `read` of the shown message of a pass without steps, which is its head alone
     /// (`name: holds`), when its head is kept; None otherwise.
-    fn bare<R>(&self, at: usize, j: &Judged<'_>, read: impl FnOnce(&str) -> R) -> Option<R> {
+    fn bare<R>(&self, at: usize, j: &Judged<'_, '_>, read: impl FnOnce(&str) -> R) -> Option<R> {
         if at != self.pass_at || !j.steps.cast_exact::<PyList>().is_ok_and(|s| s.is_empty()) {
             return None;
         }
         let numbers = self.numbers(at, j)?;
         let heads = self.heads.try_lock().ok()?;
-        Some(read(&heads.find(&j.name, at, numbers)?.bare))
+        Some(read(&heads.find(j.name, at, numbers)?.bare))
     }
 }
 
