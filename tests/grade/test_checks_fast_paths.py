@@ -452,6 +452,11 @@ def _plain_outcome(finding: Finding, oracle: OracleCheck, ctx: GradeContext, lay
     return outcome_for(layer, finding), finding.message
 
 
+def _fresh(text: str) -> Any:
+    """An equal ``str`` of its own, not the interned ``text``."""
+    return "".join(list(text))
+
+
 def _trajectories() -> list[Trajectory]:
     steps = [gen("hi", finish=["tool_calls"], tool_calls=["search"]), tool("search", {"q": 1})]
     plain = traj(*steps, gen("done"))
@@ -481,7 +486,15 @@ def test_outcomes_are_the_tables_after_the_fail_closed_rules(layer: Any) -> None
         Finding.fail("fail, unseen", unseen=True),
         Finding.missing("missing"),
         Finding.missing("missing, unseen", unseen=True),
+        # Texts equal to the names but not the interned names themselves (a plug-in's own
+        # strings): compared, not told apart by identity.
+        Finding(_fresh("fail"), "own fail, rule", {}, (), (), 0, _fresh("rule"), False),
+        Finding(_fresh("fail"), "own fail", {}, (), (), 0, _fresh("budget"), False),
+        Finding(_fresh("pass"), "own ok, used", {}, (), (), 1, "budget", False),
+        Finding(_fresh("missing"), "own missing", {}, (), (), 0, "budget", False),
     ]
+    name = "pass"
+    assert _fresh(name) == name and _fresh(name) is not name
     trajectories = _trajectories()
     gaps = [(Evidence(t).fragment_gap(), Evidence(t).coverage_gap()) for t in trajectories]
     assert gaps[0] == (None, None) and all(f is None and c for f, c in gaps[1:2])
