@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from otel_oracles.assemble import build_trace
 from otel_oracles.mapping import map_trace
 from otel_oracles.mapping._loader import ConventionSet
@@ -96,6 +98,54 @@ def test_placeholders_are_found_by_pythons_comparison_whatever_the_length() -> N
     long_text = "__REDACTED__" + "x" * 5000
     step = _step({"result": [{"attr": "r"}]}, _span(attributes={"r": long_text}))
     assert step.result == long_text and not step.redacted
+
+
+def _reader_of(placeholders: list[str]) -> ConventionSet:
+    file = ConventionFile.model_validate(
+        {
+            "name": "reader-lengths",
+            "redaction_placeholders": placeholders,
+            "rules": [
+                {
+                    "id": "r",
+                    "step": "tool_call",
+                    "match": {"all": [{"attr": "t", "exists": True}]},
+                    "fields": {"result": [{"attr": "r"}]},
+                }
+            ],
+        }
+    )
+    return ConventionSet(files=[file], parsers=builtin_parsers())
+
+
+@pytest.mark.parametrize(
+    "placeholders",
+    [["", "ab", "h" * 62, "x" * 63], ["", "ab", "y" * 64, "z" * 200]],
+    ids=["shorter-than-64", "64-and-longer"],
+)
+def test_placeholders_of_every_length_are_found_and_texts_of_their_lengths_kept(
+    placeholders: list[str],
+) -> None:
+    """The reader passes over an exact ``str`` of no placeholder's length without asking the
+    set (the placeholders' lengths as bits, when all are under 64 characters; else every
+    ``str`` is asked): each placeholder is one, another text of its length is content, and
+    so is a text of a length next to theirs."""
+    conventions = _reader_of(placeholders)
+
+    def read(value: str) -> Step:
+        trace = build_trace(TRACE_ID, [_span(attributes={"r": value})])
+        return map_trace(trace, conventions).steps[0]
+
+    for placeholder in placeholders:
+        step = read(placeholder)
+        assert step.result is None and "result" in step.redacted, len(placeholder)
+        if placeholder:
+            other = "q" * len(placeholder)
+            step = read(other)
+            assert step.result == other and not step.redacted, len(other)
+    for length in (1, 3, 61, 65, 199, 201):
+        step = read("w" * length)
+        assert step.result == "w" * length and not step.redacted, length
 
 
 def test_a_parser_that_raises_gives_no_value_and_the_next_source_is_tried() -> None:

@@ -18,6 +18,7 @@
 //! shared by number among the fields that read it.
 
 use pyo3::exceptions::{PyException, PyIndexError, PyTypeError, PyValueError};
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyList, PyNone, PySet, PyString, PyTuple};
 
@@ -156,11 +157,13 @@ pub struct FieldReader {
 pub(crate) struct RawReader {
     /// The redaction placeholders, as Python compares them (`str in frozenset`).
     placeholders: Py<PyFrozenSet>,
-    /// The longest placeholder's length in characters, when every placeholder is an exact
-    /// `str`: an exact `str` longer than that is none of them, found without hashing it
-    /// (attribute values are often kilobytes of JSON, and a new string's hash reads all of
-    /// it). `None`: every value is looked up in the set.
-    longest_placeholder: Option<usize>,
+    /// The placeholders' lengths in characters, bit `n` for `n` characters, when every
+    /// placeholder is an exact `str` shorter than 64: an exact `str` of another length is
+    /// none of them, found without hashing it (attribute values are often kilobytes of JSON,
+    /// and a new string's hash reads all of it) and with no set lookup for the short texts
+    /// (names, ids, reasons) that most values are. `None`: every `str` is looked up in the
+    /// set.
+    placeholder_lengths: Option<u64>,
     /// The record field names read, interned once.
     interned: [Py<PyString>; 5],
 }
@@ -220,8 +223,29 @@ fn named_events<'py>(
 }
 
 impl RawReader {
-    /// The raw value of one source, or `None` for "no value" (absent, or `None`).
+    /// The raw value of one source, or `None` for "no value" (absent, or `None`). Most
+    /// sources are an attribute of a span whose attributes are a plain `dict`: that one is
+    /// read here, inlined where a field or a content test reads it (~11 reads a span, four
+    /// in ten of a key the span lacks, where a call and its result moved through memory
+    /// cost a third of the lookup); every other source through `read`.
+    #[inline(always)]
     fn raw<'py>(
+        &self,
+        origin: &Origin,
+        span: &Bound<'py, PyAny>,
+        attributes: &Bound<'py, PyAny>,
+        children: &Bound<'py, PyAny>,
+        names: &Names<'_, 'py>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        if let (Origin::Attr(key), Ok(dict)) = (origin, attributes.cast_exact::<PyDict>()) {
+            return Ok(dict.get_item(key.bind(span.py()))?.filter(|v| !v.is_none()));
+        }
+        self.read(origin, span, attributes, children, names)
+    }
+
+    /// `raw` of any source.
+    #[inline(never)]
+    fn read<'py>(
         &self,
         origin: &Origin,
         span: &Bound<'py, PyAny>,
@@ -328,16 +352,28 @@ impl RawReader {
         Ok(value.filter(|v| !v.is_none()))
     }
 
+    /// Whether `value` is one of the placeholders (`value in placeholders`, a `str` only):
+    /// an exact `str` of no placeholder's length is decided by its length, inlined where a
+    /// value is tested (~8 a span); the rest are looked up in the set.
+    #[inline(always)]
     fn is_placeholder(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
-        if !value.is_instance_of::<PyString>() {
-            return Ok(false);
-        }
-        if let (Some(longest), Ok(text)) =
-            (self.longest_placeholder, value.cast_exact::<PyString>())
+        if let (Ok(text), Some(lengths)) =
+            (value.cast_exact::<PyString>(), self.placeholder_lengths)
         {
-            if text.len()? > longest {
+            // SAFETY: `text` is a live `str`, held by `value` for the call.
+            let len = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };
+            if !u32::try_from(len).is_ok_and(|n| n < u64::BITS && (lengths >> n) & 1 == 1) {
                 return Ok(false);
             }
+        }
+        self.in_placeholders(value)
+    }
+
+    /// `value in placeholders` for a `str` (subclasses included), `false` for any other value.
+    #[inline(never)]
+    fn in_placeholders(&self, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        if !value.is_instance_of::<PyString>() {
+            return Ok(false);
         }
         self.placeholders.bind(value.py()).contains(value)
     }
@@ -345,16 +381,19 @@ impl RawReader {
     /// The raw reader of `placeholders` (the conventions' redaction placeholders).
     pub(crate) fn new(placeholders: Bound<'_, PyFrozenSet>) -> Self {
         let py = placeholders.py();
-        let mut longest = Some(0);
+        let mut lengths = Some(0u64);
         for placeholder in placeholders.iter() {
-            longest = match placeholder.cast_exact::<PyString>() {
-                Ok(text) => longest.map(|n: usize| n.max(text.len().unwrap_or(usize::MAX))),
-                Err(_) => None,
-            };
+            let length = placeholder
+                .cast_exact::<PyString>()
+                .ok()
+                .and_then(|text| text.len().ok())
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|&n| n < u64::BITS);
+            lengths = lengths.zip(length).map(|(bits, n)| bits | 1 << n);
         }
         Self {
             placeholders: placeholders.unbind(),
-            longest_placeholder: longest,
+            placeholder_lengths: lengths,
             interned: NAMES.map(|name| PyString::intern(py, name).unbind()),
         }
     }
