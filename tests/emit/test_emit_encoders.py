@@ -152,11 +152,11 @@ def _batches(values: dict[str, Any]) -> tuple[ItemBatch[SpanItem], ItemBatch[Log
     as the record's own values, in a batch with the emitter's resource and scope."""
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
-    from otel_oracles.emit._otel import grader_resource
+    from otel_oracles.emit._resource import grader_record
 
     run = Attrs({f"run.{k}": v for k, v in values.items()})
     own = {f"own.{k}": v for k, v in values.items()}
-    resource, scope = grader_resource(), InstrumentationScope("s", "1", "https://schema")
+    resource, scope = grader_record(), InstrumentationScope("s", "1", "https://schema")
     span = SpanItem(
         trace_id=2**128 - 1,
         span_id=1,
@@ -282,3 +282,47 @@ def test_results_differing_only_in_what_they_say_emit_their_own_values(
     if explain == "template":
         texts = [a[n.EVALUATION_EXPLANATION] for a in got]
         assert ["tool=a" in t for t in texts] == [t == "a" for _, t in variants]
+
+
+@pytest.mark.parametrize("max_shared", [4096, 100])
+@pytest.mark.parametrize("explain", ["template", "full"])
+def test_many_checks_each_get_their_own_runs(
+    monkeypatch: pytest.MonkeyPatch, explain: str, max_shared: int
+) -> None:
+    """The checks' shared runs are kept by their objects' addresses and their texts (keys
+    meeting in a slot look further): many distinct checks, each met twice, also more than
+    are kept at once (the runs cleared as they fill), must each carry the records a new
+    emitter makes of it alone."""
+    from otel_oracles.emit import _otel
+
+    monkeypatch.setattr(_otel, "_MAX_SHARED", max_shared)
+    trajectory = make_trajectory()
+    settings = EmitSettings(explain=explain, metrics=False)
+
+    def result(at: int) -> OracleResult:
+        outcome = (Outcome.PASS, Outcome.INVARIANT_FAILURE, Outcome.ERROR)[at % 3]
+        return OracleResult(
+            contract_id="support-answers",
+            contract_version=3,
+            oracle_type="tool_not_called",
+            name=f"check_{at}",
+            outcome=outcome,
+            passed=outcome is Outcome.PASS,
+            message=f"message {at % 7}",
+            details={"error.type": "KeyError", "tool": f"t{at % 5}"},
+            step_indexes=[at % 4] if at % 2 else [],
+        )
+
+    def records(results: list[OracleResult], times: int) -> list[dict[str, Any]]:
+        logs = InMemoryLogRecordExporter()
+        emitter = OtelEmitter(log_exporters=[logs], settings=settings)
+        for _ in range(times):
+            verdict = make_verdict(trajectory, results)
+            assert emitter.export([(verdict, trajectory)]) is EmitResult.SUCCESS
+        emitter.shutdown()
+        return [dict(r.log_record.attributes or {}) for r in logs.get_finished_logs()]
+
+    results = [result(at) for at in range(1_200)]
+    got = records(results, 2)
+    alone = [records([r], 1)[0] for r in results]
+    assert got == alone * 2

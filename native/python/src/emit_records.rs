@@ -16,8 +16,6 @@
 //! and the severities. The agent, provider and model labels are the core's label rules
 //! (`VerdictLabels`, `grade_tally.rs`), which the metrics' tally follows too.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, Mutex};
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -314,151 +312,139 @@ struct Shared<'a, 'py> {
     error: Option<&'a str>,
 }
 
-/// A shared run's key: everything `shared_check` reads (the contract's id, hash and
-/// version, the check's name, type and layer, where its outcome stands, whether it passed,
-/// its explanation and error type). `S` is `&str` for a lookup (no string copied) and
-/// `String` for a kept key. Only exact `str`s, `int`s and `bool`s make one: a run of other
+/// Slots of [`SharedRuns`]: twice the most runs it keeps, so that a probe soon meets an
+/// empty slot.
+const RUN_SLOTS: usize = 8192;
+
+/// A shared run's key: everything `shared_parts` reads (the contract's id, version and hash,
+/// the check's name, type and layer, whether it passed: each object by its address; where
+/// its outcome stands, its explanation and error type), and the form it is made in. Only
+/// exact `str`s, `int`s of 64 bits and `bool`s make one, whose values never change (a `str`
+/// holding a surrogate too: its escape is written the same each time): a run of other
 /// values is made and not kept.
-#[derive(PartialEq, Eq, Hash)]
-struct SharedKey<S> {
-    texts: [S; 6],
-    version: i64,
+struct RunKey<'a, 'py> {
+    objects: [&'a Bound<'py, PyAny>; 7],
     at: usize,
-    passed: bool,
-    error: Option<S>,
+    explanation: &'a str,
+    error: Option<&'a str>,
+    form: Form,
 }
 
-impl<'a> SharedKey<&'a str> {
-    /// The key of a check's runs and its hash, or None when a part is of another type.
-    fn of<'py>(
+impl<'a, 'py> RunKey<'a, 'py> {
+    /// The key of a check's runs, or None when a part is of another type.
+    fn of(
         read: &'a Read<'py>,
         j: &Judged<'a, 'py>,
         parts: &Shared<'a, 'py>,
-    ) -> PyResult<Option<(u64, Self)>> {
-        let text = |value: &'a Bound<'py, PyAny>| -> PyResult<Option<&'a str>> {
-            // A str holding a surrogate has no `&str`: its runs are made, not kept.
-            Ok(value
-                .cast_exact::<PyString>()
-                .ok()
-                .and_then(|s| s.to_str().ok()))
+        form: Form,
+    ) -> Option<Self> {
+        let objects = [
+            &read.contract_id,
+            &read.contract_version,
+            &read.contract_hash,
+            j.name,
+            j.oracle_type,
+            parts.layer,
+            parts.passed,
+        ];
+        // An int past 64 bits is left out of the run with a warning each time it is made,
+        // as before: not kept.
+        let unchanging = |value: &Bound<'_, PyAny>| {
+            value.is_exact_instance_of::<PyString>()
+                || value.is_exact_instance_of::<PyBool>()
+                || (value.is_exact_instance_of::<PyInt>() && value.extract::<i64>().is_ok())
         };
-        let (Some(contract_id), Some(contract_hash), Some(name), Some(oracle_type), Some(layer)) = (
-            text(&read.contract_id)?,
-            text(&read.contract_hash)?,
-            text(j.name)?,
-            text(j.oracle_type)?,
-            text(parts.layer)?,
-        ) else {
-            return Ok(None);
-        };
-        let Some(version) = read
-            .contract_version
-            .cast_exact::<PyInt>()
-            .ok()
-            .and_then(|v| v.extract::<i64>().ok())
-        else {
-            return Ok(None);
-        };
-        let Ok(passed) = parts.passed.cast_exact::<PyBool>() else {
-            return Ok(None);
-        };
-        let key = SharedKey {
-            texts: [
-                contract_id,
-                contract_hash,
-                name,
-                oracle_type,
-                layer,
-                parts.explanation,
-            ],
-            version,
-            at: parts.at,
-            passed: passed.is_true(),
-            error: parts.error,
-        };
-        let mut hasher = FxHasher::default();
-        key.hash(&mut hasher);
-        Ok(Some((hasher.finish(), key)))
+        objects
+            .iter()
+            .all(|value| unchanging(value))
+            .then_some(RunKey {
+                objects,
+                at: parts.at,
+                explanation: parts.explanation,
+                error: parts.error,
+                form,
+            })
     }
 
-    fn owned(&self) -> SharedKey<String> {
-        SharedKey {
-            texts: self.texts.map(str::to_owned),
-            version: self.version,
-            at: self.at,
-            passed: self.passed,
-            error: self.error.map(str::to_owned),
+    /// The key's first slot: its objects' addresses, its outcome, and its explanation's length
+    /// and first and last words (a check's explanations of one outcome differ by the
+    /// steps and details at their end), mixed; nothing else of the texts is read.
+    fn slot(&self) -> usize {
+        let text = self.explanation.as_bytes();
+        let word = |at: usize| {
+            let mut eight = [0u8; 8];
+            let part = &text[at..text.len().min(at + 8)];
+            eight[..part.len()].copy_from_slice(part);
+            u64::from_le_bytes(eight)
+        };
+        let mut key = (self.at as u64) ^ (text.len() as u64).rotate_left(32);
+        key ^= word(0).rotate_left(7) ^ word(text.len().saturating_sub(8)).rotate_left(19);
+        for object in self.objects {
+            key = (key.rotate_left(5) ^ (object.as_ptr() as u64 >> 4))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
         }
+        let mixed = key.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (mixed >> (64 - RUN_SLOTS.trailing_zeros())) as usize
     }
 }
 
-impl SharedKey<String> {
-    fn borrowed(&self) -> SharedKey<&str> {
-        SharedKey {
-            texts: [
-                &self.texts[0],
-                &self.texts[1],
-                &self.texts[2],
-                &self.texts[3],
-                &self.texts[4],
-                &self.texts[5],
-            ],
-            version: self.version,
-            at: self.at,
-            passed: self.passed,
-            error: self.error.as_deref(),
-        }
+/// A run kept with its key: the key's objects held, so no other object takes their
+/// addresses while the slot stands for them.
+struct KeptRun {
+    objects: [Py<PyAny>; 7],
+    at: usize,
+    explanation: String,
+    error: Option<String>,
+    run: Kept,
+}
+
+impl KeptRun {
+    fn is(&self, key: &RunKey<'_, '_>) -> bool {
+        self.run.form() == key.form
+            && self.at == key.at
+            && self
+                .objects
+                .iter()
+                .zip(key.objects)
+                .all(|(kept, object)| kept.as_ptr() == object.as_ptr())
+            && self.explanation == key.explanation
+            && self.error.as_deref() == key.error
     }
 }
 
-/// Runs kept under one hash, each with its key.
-type Runs = Vec<(SharedKey<String>, Kept)>;
-
-/// The shared runs kept, by their key's hash.
-#[derive(Default)]
+/// The shared runs of the checks seen, by their key (open addressing: a key's run is in
+/// the first slot from its own that holds it, before an empty one). A check's key was
+/// ~100 bytes and more of names and text, hashed and compared in full for every result;
+/// the objects it is read from are the same from one verdict to the next (a contract's
+/// and its checks' own), so their addresses stand for their texts. At most half the
+/// slots are taken: every run is dropped first when that many, or `max_shared`, are kept
+/// (a grade's runs are its checks times their outcomes and explanations, ~1,200 on
+/// data-2000; kept in fewer slots, a run evicted was made again for ~1,000 instructions).
 struct SharedRuns {
-    by_hash: HashMap<u64, Runs, BuildHasherDefault<FxHasher>>,
+    slots: Vec<Option<Box<KeptRun>>>,
     len: usize,
 }
 
-/// FxHash (rustc's): a rotate, a xor and a multiply an 8-byte word. A check's key is a
-/// hundred bytes or more of names and text, hashed for every check; SipHash (std's default)
-/// cost ~1,300 instructions a key. The keys are the emitter's own, not chosen by a peer.
-#[derive(Default)]
-struct FxHasher(u64);
-
-impl FxHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+impl Default for SharedRuns {
+    fn default() -> Self {
+        SharedRuns {
+            slots: (0..RUN_SLOTS).map(|_| None).collect(),
+            len: 0,
+        }
     }
 }
 
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut words = bytes.chunks_exact(8);
-        for word in &mut words {
-            let mut eight = [0u8; 8];
-            eight.copy_from_slice(word);
-            self.add(u64::from_le_bytes(eight));
+impl SharedRuns {
+    /// Where `key`'s run is, or the empty slot it would take.
+    fn probe(&self, key: &RunKey<'_, '_>) -> usize {
+        let mut at = key.slot();
+        while let Some(kept) = &self.slots[at] {
+            if kept.is(key) {
+                break;
+            }
+            at = (at + 1) % RUN_SLOTS;
         }
-        let rest = words.remainder();
-        if !rest.is_empty() {
-            let mut eight = [0u8; 8];
-            eight[..rest.len()].copy_from_slice(rest);
-            self.add(u64::from_le_bytes(eight));
-        }
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.add(n);
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.add(n as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
+        at
     }
 }
 
@@ -601,7 +587,7 @@ pub(crate) struct VerdictRecords {
     log_events: bool,
     max_list: usize,
     max_shared: usize,
-    /// The shared runs of both event forms, by what they are made of (see [`SharedKey`]).
+    /// The shared runs of both event forms, by what they are made of (see [`RunKey`]).
     shared: Mutex<SharedRuns>,
     /// Per (contract id, version, hash): the grade span's contract run (a tuple of one
     /// `Attrs`).
@@ -968,19 +954,16 @@ impl VerdictRecords {
             explanation: &explanation,
             error: error.as_deref(),
         };
-        let key = SharedKey::of(read, &j, &parts)?;
-        let found = match &key {
-            Some((hash, key)) => self.found(py, *hash, key, form),
-            None => None,
-        };
+        let key = RunKey::of(read, &j, &parts, form);
+        let found = key.as_ref().and_then(|key| self.found(py, key));
         let shared = match found {
             Some(found) => found,
             None => {
                 let made = self.shared_parts(read, &j, &parts)?;
                 let kept = self.shared_run(made, form, skipped)?;
                 let run = kept.bind(py);
-                if let Some((hash, key)) = key {
-                    self.keep(hash, key.owned(), kept);
+                if let Some(key) = &key {
+                    self.keep(key, kept);
                 }
                 run
             }
@@ -1163,33 +1146,34 @@ impl VerdictRecords {
         }
     }
 
-    /// The runs kept under `key` (of hash `hash`) in `form`.
-    fn found<'py>(
-        &self,
-        py: Python<'py>,
-        hash: u64,
-        key: &SharedKey<&str>,
-        form: Form,
-    ) -> Option<Run<'py>> {
+    /// The runs kept under `key`.
+    fn found<'py>(&self, py: Python<'py>, key: &RunKey<'_, 'py>) -> Option<Run<'py>> {
         let runs = self.shared.lock().ok()?;
-        let kept = runs.by_hash.get(&hash)?;
-        kept.iter()
-            .find(|(k, run)| run.form() == form && k.borrowed() == *key)
-            .map(|(_, run)| run.bind(py))
+        let kept = runs.slots[runs.probe(key)].as_ref()?;
+        Some(kept.run.bind(py))
     }
 
-    /// Keeps `run` under `key`: every run is dropped first when `max_shared` are kept
-    /// (explanations repeat: templates).
-    fn keep(&self, hash: u64, key: SharedKey<String>, run: Kept) {
+    /// Keeps `run` under `key`: every run is dropped first when `max_shared` (or half the
+    /// slots) are kept (explanations repeat: templates).
+    fn keep(&self, key: &RunKey<'_, '_>, run: Kept) {
         let Ok(mut runs) = self.shared.lock() else {
             return;
         };
-        if runs.len >= self.max_shared {
-            runs.by_hash.clear();
+        if runs.len >= self.max_shared.min(RUN_SLOTS / 2) {
+            runs.slots.iter_mut().for_each(|slot| *slot = None);
             runs.len = 0;
         }
-        runs.by_hash.entry(hash).or_default().push((key, run));
-        runs.len += 1;
+        let at = runs.probe(key);
+        if runs.slots[at].is_none() {
+            runs.len += 1;
+        }
+        runs.slots[at] = Some(Box::new(KeptRun {
+            objects: key.objects.map(|object| object.clone().unbind()),
+            at: key.at,
+            explanation: key.explanation.to_owned(),
+            error: key.error.map(str::to_owned),
+            run,
+        }));
     }
 
     fn contract_attributes<'py>(&self, read: &Read<'py>, into: &mut Pairs<'py>) -> PyResult<()> {
@@ -1537,9 +1521,15 @@ impl VerdictRecords {
                 // vector made and dropped for each was ~300 instructions a record).
                 let mut pieces = Vec::with_capacity(2);
                 let mut own = Vec::new();
+                // Most records point at the root span (their result names no span): its id
+                // read once for all of them.
+                let root = span_value(read.root_span_id.as_deref());
                 for check in checks {
-                    let span_id = check.pointed().or(read.root_span_id.as_deref());
-                    let ids = match (trace, span_value(span_id)) {
+                    let span = match check.pointed() {
+                        Some(pointed) => span_value(Some(pointed)),
+                        None => root,
+                    };
+                    let ids = match (trace, span) {
                         (Some(t), Some(s)) => Some((t.to_be_bytes(), s.to_be_bytes())),
                         _ => None,
                     };
