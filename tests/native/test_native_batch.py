@@ -384,6 +384,22 @@ def test_attribute_dicts_of_the_same_keys_are_filled_as_from_the_wire_list() -> 
     assert _at(builder, batch, [0])[0].attributes == expected[0]
 
 
+def test_attribute_keys_are_the_interned_strings_the_readers_look_up() -> None:
+    """A record's attribute keys are interned strings: the core's readers look a key up by
+    its interned string, which a dict then finds by address rather than by its characters.
+    String values are not interned (a value is not looked up)."""
+    body = (TRACES / "pydantic-ai" / "g_handoff.raw" / "1.pb").read_bytes()
+    spans, _ = _native.decode_proto(body, "traces")[0].records()
+
+    def interned(text: str) -> bool:
+        return sys.intern("".join(text)) is text  # an equal new string gives the interned one
+
+    keys = [key for span in spans for key in span.attributes]
+    assert keys and all(interned(key) for key in keys)
+    texts = [v for span in spans for v in span.attributes.values() if isinstance(v, str)]
+    assert texts and not any(interned(text) for text in texts)
+
+
 def test_decode_proto_refuses_what_is_not_that_message() -> None:
     with pytest.raises(ValueError, match="ExportTraceServiceRequest': Wire format was corrupt"):
         _native.decode_proto(b"\x0a\x05abc", "traces")
