@@ -84,17 +84,34 @@ const CONTROL_ESCAPES: [&str; 32] = [
     "\\u0018", "\\u0019", "\\u001a", "\\u001b", "\\u001c", "\\u001d", "\\u001e", "\\u001f",
 ];
 
-/// Eight copies of a byte, for the word-at-a-time scan.
-const fn splat(b: u8) -> u64 {
+/// Whether JSON writes `b` escaped: a control character, `"` or `\\` (the one test of it;
+/// the word and block scans below answer it for eight and sixteen bytes at once). The
+/// same bytes end the plain run of a string a JSON reader scans. Non-short-circuit `|`:
+/// three compares and no branch.
+#[inline(always)]
+pub const fn needs_escape(b: u8) -> bool {
+    (b < 0x20) | (b == b'"') | (b == b'\\')
+}
+
+/// Whether `text` is written as it is between the quotes (nothing in it [`needs_escape`]),
+/// found by the scan [`write_string`] runs.
+#[inline]
+pub fn written_as_is(text: &[u8]) -> bool {
+    next_escape(text, 0) == text.len()
+}
+
+/// Eight copies of a byte, for the word-at-a-time scans.
+pub(crate) const fn splat(b: u8) -> u64 {
     u64::from_ne_bytes([b; 8])
 }
 
 /// The high bit of each byte of `word` (eight bytes read little-endian) that must be
 /// escaped: below 0x20, `"` or `\\`. The classic "has a zero / has less than" tests: a
 /// byte's borrow can only mark bytes after a byte that is itself marked, so the lowest mark
-/// is always exact, which is all `write_string` reads.
+/// is always exact, which is all `write_string` reads (a caller that only asks whether any
+/// byte is marked may read them all).
 #[inline]
-fn escapes_in(word: u64) -> u64 {
+pub(crate) fn escapes_in(word: u64) -> u64 {
     let control = word.wrapping_sub(splat(0x20)) & !word;
     let quote = word ^ splat(b'"');
     let quote = quote.wrapping_sub(splat(1)) & !quote;
@@ -108,7 +125,7 @@ fn escapes_in(word: u64) -> u64 {
 /// so runs of plain text (most of any text) cost a few instructions per word rather than a
 /// branch per byte.
 #[inline]
-fn next_escape(bytes: &[u8], from: usize) -> usize {
+pub(crate) fn next_escape(bytes: &[u8], from: usize) -> usize {
     if let Some(at) = next_marked16::<false>(bytes, from) {
         return at;
     }
@@ -118,7 +135,7 @@ fn next_escape(bytes: &[u8], from: usize) -> usize {
 /// `next_escape` eight bytes at a time, then a byte at a time: texts shorter than sixteen
 /// bytes (and every text where the wide scan is not compiled).
 #[inline]
-fn next_escape_by_word(bytes: &[u8], mut from: usize) -> usize {
+pub(crate) fn next_escape_by_word(bytes: &[u8], mut from: usize) -> usize {
     while let Some(chunk) = bytes.get(from..from + 8) {
         let mut word = [0; 8];
         word.copy_from_slice(chunk);
@@ -130,14 +147,33 @@ fn next_escape_by_word(bytes: &[u8], mut from: usize) -> usize {
     }
     bytes[from..]
         .iter()
-        .position(|&b| b < 0x20 || b == b'"' || b == b'\\')
+        .position(|&b| needs_escape(b))
         .map_or(bytes.len(), |i| from + i)
 }
 
-/// A bit for each of the sixteen bytes at `at` that `next_escape` stops at (and, `SHOWN`,
-/// `next_shown_escape`: DEL and the lead bytes `C2`, `E2` too), lowest bit first. SSE2,
-/// which every x86-64 processor has: a byte is a control character when the unsigned
+/// [`needs_escape`] of each of sixteen bytes: a lane of ones where the byte must be escaped.
+/// SSE2, which every x86-64 processor has: a byte is a control character when the unsigned
 /// maximum of it and `0x1f` is `0x1f`; the others are equalities.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+pub(crate) fn escape_lanes(v: std::arch::x86_64::__m128i) -> std::arch::x86_64::__m128i {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_max_epu8, _mm_or_si128, _mm_set1_epi8};
+    // SAFETY: SSE2 is part of the x86-64 baseline; these read and write registers only.
+    unsafe {
+        let below = _mm_set1_epi8(0x1f);
+        _mm_or_si128(
+            _mm_cmpeq_epi8(_mm_max_epu8(v, below), below),
+            _mm_or_si128(
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+            ),
+        )
+    }
+}
+
+/// A bit for each of the sixteen bytes at `at` that `next_escape` stops at (and, `SHOWN`,
+/// `next_shown_escape`: DEL and the lead bytes `C2`, `E2` too), lowest bit first
+/// ([`escape_lanes`], and equalities).
 ///
 /// # Safety
 /// `at + 16 <= bytes.len()`.
@@ -145,19 +181,14 @@ fn next_escape_by_word(bytes: &[u8], mut from: usize) -> usize {
 #[inline]
 unsafe fn marks16<const SHOWN: bool>(bytes: &[u8], at: usize) -> u32 {
     use std::arch::x86_64::{
-        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
+        __m128i, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
     };
     // SAFETY: the caller keeps the sixteen bytes inside `bytes` (an unaligned load); SSE2
     // is part of the x86-64 baseline.
     unsafe {
         let v = _mm_loadu_si128(bytes.as_ptr().add(at).cast::<__m128i>());
         let eq = |b: u8| _mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8));
-        let below = _mm_set1_epi8(0x1f);
-        let mut marks = _mm_or_si128(
-            _mm_cmpeq_epi8(_mm_max_epu8(v, below), below),
-            _mm_or_si128(eq(b'"'), eq(b'\\')),
-        );
+        let mut marks = escape_lanes(v);
         if SHOWN {
             marks = _mm_or_si128(
                 marks,
@@ -278,7 +309,7 @@ const SHOWN_CANDIDATES: [bool; 256] = {
     let mut table = [false; 256];
     let mut b = 0;
     while b < 256 {
-        table[b] = b < 0x20 || matches!(b as u8, b'"' | b'\\' | 0x7f | 0xc2 | 0xe2);
+        table[b] = needs_escape(b as u8) || matches!(b as u8, 0x7f | 0xc2 | 0xe2);
         b += 1;
     }
     table

@@ -64,7 +64,7 @@
 //! `in`) leaves the search to the written text.
 //!
 //! That line need not be searched when no pattern holds a byte the JSON escapes
-//! ([`line_matches_in_piece`]) and the string holds no `Σ` ([`lowers_alone`]). The line is
+//! ([`crate::json_text::written_as_is`] of each pattern) and the string holds no `Σ` ([`lowers_alone`]). The line is
 //! runs of other bytes between bytes the JSON escapes; the piece is the same runs between
 //! the escapes written. A pattern holding no escaped byte occurs in the line inside one
 //! run (lower-casing makes no such byte: only ASCII bytes are escaped, and the ASCII a
@@ -85,7 +85,7 @@ use aho_corasick::{dfa, nfa::contiguous, packed, Anchored, MatchKind, Span};
 use bumpalo::Bump;
 
 use crate::hashing::{FastMap, FastMapExt};
-use crate::json_text::{short_escape, write_string};
+use crate::json_text::{escapes_in, needs_escape, next_escape, short_escape, splat, write_string};
 
 /// Deepest nesting walked when collecting strings (the value itself is level 0).
 pub const SCAN_MAX_DEPTH: usize = 32;
@@ -185,7 +185,7 @@ pub fn within_strings(pattern: &[u8]) -> bool {
 /// Appends `text` as [`write_string`] writes it (between quotes, `"`, `\` and the control
 /// characters escaped) with its ASCII letters lower-cased, and answers whether what it
 /// appended is all ASCII: a piece of a search's text ([`within_strings`]) made ready for
-/// [`Patterns::occurring_lowercased`] in the pass that copies it, instead of a copy, then
+/// [`Patterns::occurring_lowered`] in the pass that copies it, instead of a copy, then
 /// a pass to lower-case it, then one to see whether Python must lower-case it instead.
 ///
 /// Lower-casing ASCII letters first changes nothing Python's `str.lower` would then make
@@ -235,6 +235,12 @@ fn copy_lowered(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
             return copy_lowered_short(text, into);
         }
     }
+    copy_lowered_portable(text, into)
+}
+
+/// [`copy_lowered`] without SSE2: eight bytes at a time, else one at a time (on x86-64 only
+/// for texts shorter than four bytes; a test runs the rest there too).
+fn copy_lowered_portable(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
     if text.len() >= 8 {
         return copy_lowered8(text, into);
     }
@@ -244,21 +250,16 @@ fn copy_lowered(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
     };
     for (b, slot) in text.iter().zip(into.iter_mut()) {
         let b = *b;
-        seen.escapes |= u64::from(b < 0x20 || b == b'"' || b == b'\\');
+        seen.escapes |= u64::from(needs_escape(b));
         seen.high |= u64::from(b & 0x80);
         slot.write(b.to_ascii_lowercase());
     }
     seen
 }
 
-const fn splat(b: u8) -> u64 {
-    u64::from_ne_bytes([b; 8])
-}
-
 /// [`copy_lowered`] eight bytes at a time (the last word overlapping the one before it
 /// where the length is no multiple of eight; it is written again with the same bytes):
-/// `text.len() >= 8`. A byte must be escaped when it is below 0x20, `"` or `\` (the
-/// classic "has less than" and "has zero" word tests, which tell whether any byte is such);
+/// `text.len() >= 8`. The bytes to escape are those of `json_text`'s word test ([`escapes_in`]);
 /// an ASCII byte is an upper-case letter when adding `0x80 - 'A'` to it sets its high bit
 /// and adding `0x7f - 'Z'` does not (no sum carries into the next byte).
 fn copy_lowered8(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
@@ -273,12 +274,7 @@ fn copy_lowered8(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
         let mut bytes = [0; 8];
         bytes.copy_from_slice(&text[at_word..at_word + 8]);
         let word = u64::from_le_bytes(bytes);
-        let control = word.wrapping_sub(splat(0x20)) & !word;
-        let quote = word ^ splat(b'"');
-        let quote = quote.wrapping_sub(splat(1)) & !quote;
-        let backslash = word ^ splat(b'\\');
-        let backslash = backslash.wrapping_sub(splat(1)) & !backslash;
-        seen.escapes |= (control | quote | backslash) & splat(0x80);
+        seen.escapes |= escapes_in(word);
         seen.high |= word & splat(0x80);
         let low7 = word & splat(0x7f);
         let from_a = low7 + splat(0x80 - b'A');
@@ -302,32 +298,27 @@ fn copy_lowered8(text: &[u8], into: &mut [std::mem::MaybeUninit<u8>]) -> Seen {
 }
 
 /// Sixteen bytes as [`copy_lowered`] treats them, with SSE2, which every x86-64 processor
-/// has: the bytes to escape (a control character when the unsigned maximum of it and `0x1f`
-/// is `0x1f`) and the block lower-cased (an upper-case letter when, read signed, it is
-/// above `@` and below `[`: a non-ASCII byte reads negative).
+/// has: the bytes to escape ([`crate::json_text::escape_lanes`]) and the block lower-cased (an
+/// upper-case letter when, read signed, it is above `@` and below `[`: a non-ASCII byte
+/// reads negative).
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn lowered_block(
     block: std::arch::x86_64::__m128i,
 ) -> (std::arch::x86_64::__m128i, std::arch::x86_64::__m128i) {
     use std::arch::x86_64::{
-        _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_max_epu8, _mm_or_si128,
-        _mm_set1_epi8,
+        _mm_and_si128, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_or_si128, _mm_set1_epi8,
     };
+
+    use crate::json_text::escape_lanes;
     // SAFETY: SSE2 is part of x86-64; these read and write registers only.
     unsafe {
-        let controls = _mm_set1_epi8(0x1f);
-        let control = _mm_cmpeq_epi8(_mm_max_epu8(block, controls), controls);
-        let special = _mm_or_si128(
-            _mm_cmpeq_epi8(block, _mm_set1_epi8(b'"' as i8)),
-            _mm_cmpeq_epi8(block, _mm_set1_epi8(b'\\' as i8)),
-        );
         let upper = _mm_and_si128(
             _mm_cmpgt_epi8(block, _mm_set1_epi8((b'A' - 1) as i8)),
             _mm_cmplt_epi8(block, _mm_set1_epi8((b'Z' + 1) as i8)),
         );
         let lowered = _mm_or_si128(block, _mm_and_si128(upper, _mm_set1_epi8(0x20)));
-        (_mm_or_si128(control, special), lowered)
+        (escape_lanes(block), lowered)
     }
 }
 
@@ -481,14 +472,6 @@ pub fn collect_nested(text: &[u8], depth: usize, limits: Limits, bump: &Bump, ou
             collect_strings(&parsed, depth + 1, limits, bump, out);
         }
     }
-}
-
-/// Whether `pattern` (bytes of lower-cased text) holds no byte the JSON escapes (a control
-/// character, `"`, `\`): wherever it occurs in a string's line it occurs in the string's
-/// piece too, when the string lower-cases character by character ([`lowers_alone`]; the
-/// module notes' last point).
-pub fn line_matches_in_piece(pattern: &[u8]) -> bool {
-    !pattern.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\')
 }
 
 /// Whether Python lower-cases `text` (surrogate-extended UTF-8) character by character,
@@ -707,11 +690,10 @@ impl<'a> Reader<'_, 'a> {
     fn string(&mut self, keep: bool) -> Option<&'a [u8]> {
         let start = self.pos;
         let rest = self.text.get(start..)?;
-        // The common case: no escape before the closing quote.
-        let end = rest
-            .iter()
-            .position(|b| *b == b'"' || *b == b'\\' || *b < 0x20)?;
-        if rest[end] == b'"' {
+        // The common case: no escape before the closing quote (the bytes that end a plain
+        // run are those JSON escapes).
+        let end = next_escape(rest, 0);
+        if *rest.get(end)? == b'"' {
             self.pos = start + end + 1;
             return Some(if keep {
                 self.bump.alloc_slice_copy(&rest[..end])
@@ -983,12 +965,7 @@ impl Patterns {
 
     /// [`Patterns::occurring`] in a text whose ASCII letters are lower-case already (as
     /// [`write_lowered_string`] writes them).
-    pub fn occurring_lowercased(&self, lowered: &[u8]) -> Vec<usize> {
-        self.occurring_lowered(lowered)
-    }
-
-    /// [`Patterns::occurring`] in a text whose ASCII letters are lower-case already.
-    fn occurring_lowered(&self, lowered: &[u8]) -> Vec<usize> {
+    pub fn occurring_lowered(&self, lowered: &[u8]) -> Vec<usize> {
         let mut hit = vec![false; self.count];
         for &i in &self.empty {
             hit[i] = true;
@@ -1061,6 +1038,7 @@ fn walk<A: Automaton>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json_text::written_as_is;
 
     const LIMITS: Limits = Limits {
         int_max_str_digits: 4300,
@@ -1497,13 +1475,42 @@ mod tests {
         assert!(plain > 2_000 && plain < 18_000, "{plain}");
     }
 
+    /// The portable copy (the one other targets run; on x86-64 only below four bytes) on
+    /// every byte at every offset of texts up to three words long: each byte lower-cased
+    /// alone, and the bytes to escape and the non-ASCII ones seen exactly when there are any.
+    #[test]
+    fn the_portable_copy_lowers_and_sees_as_the_bytes_say() {
+        for filler in [&b"abcdXYZ@"[..], b"[`{AZaz ", b"\xc3\xa9\xe2\x80"] {
+            for len in 0..25 {
+                let base: Vec<u8> = filler.iter().copied().cycle().take(len).collect();
+                for at in 0..=len {
+                    for b in 0..=u8::MAX {
+                        let mut text = base.clone();
+                        text.insert(at, b);
+                        let mut into = vec![std::mem::MaybeUninit::new(0u8); text.len()];
+                        let seen = copy_lowered_portable(&text, &mut into);
+                        // SAFETY: every slot was initialized (with 0) when made.
+                        let copied: Vec<u8> = into
+                            .iter()
+                            .map(|slot| unsafe { slot.assume_init() })
+                            .collect();
+                        assert_eq!(copied, text.to_ascii_lowercase(), "{text:?}");
+                        let escapes = text.iter().any(|&b| needs_escape(b));
+                        assert_eq!(seen.escapes != 0, escapes, "{text:?}");
+                        assert_eq!(seen.high != 0, !text.is_ascii(), "{text:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn lines_are_matched_in_their_pieces() {
         for pattern in ["curl", "npm install", "\u{e9}", "k", "u00", ""] {
-            assert!(line_matches_in_piece(pattern.as_bytes()), "{pattern:?}");
+            assert!(written_as_is(pattern.as_bytes()), "{pattern:?}");
         }
         for pattern in ["\"", "\\", "a\nb", "\t", "\u{1}", "x\\n"] {
-            assert!(!line_matches_in_piece(pattern.as_bytes()), "{pattern:?}");
+            assert!(!written_as_is(pattern.as_bytes()), "{pattern:?}");
         }
         assert!(lowers_alone(
             "plain \u{e9}\u{3c3}\u{3c2} \u{ce0}".as_bytes()
@@ -1516,7 +1523,7 @@ mod tests {
         // letters find more.
         let given = ["curl", "npm install", "url", "nurl", "tcurl", "u001f"];
         let patterns = Patterns::new(&given).expect("patterns");
-        assert!(given.iter().all(|p| line_matches_in_piece(p.as_bytes())));
+        assert!(given.iter().all(|p| written_as_is(p.as_bytes())));
         const PARTS: [&[u8]; 8] = [
             b"cu",
             b"rl",

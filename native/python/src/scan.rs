@@ -26,7 +26,7 @@ use std::borrow::Cow;
 use std::sync::{Mutex, OnceLock};
 
 use bumpalo::Bump;
-use otel_oracles_core::json_text::{write_float_text, write_int, write_string};
+use otel_oracles_core::json_text::{write_float_text, write_int, write_string, written_as_is};
 use otel_oracles_core::otlp_json::repr::write_repr_float;
 use otel_oracles_core::scan::{self, Limits, Patterns};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -69,7 +69,7 @@ struct Writer<'b> {
     /// Whether a piece written is not all ASCII (the text is then lower-cased by Python).
     non_ascii: bool,
     /// Whether the line aside of a string written with escapes is left out where the
-    /// string's piece holds the patterns it holds (`scan::line_matches_in_piece` of every
+    /// string's piece holds the patterns it holds (`json_text::written_as_is` of every
     /// pattern, and `scan::lowers_alone`): pieces only.
     escaped_alone: bool,
     /// The patterns in the keys met before ([`KeyHits`]), and the search they are of: a
@@ -1011,7 +1011,7 @@ pub struct PatternSearch {
     /// ([`PatternSearch::name_hits`]).
     names: OnceLock<(Py<ScanFields>, Box<NameHits>)>,
     /// Whether, searching pieces, no pattern holds a byte the JSON escapes
-    /// (`scan::line_matches_in_piece`): the line of a string written with escapes is then
+    /// (`json_text::written_as_is` of each): the line of a string written with escapes is then
     /// left out where its piece holds what it would ([`Writer::escaped_alone`]).
     escaped_alone: bool,
     /// The patterns in the keys met by the searches so far ([`KeyHits`]): taken by one
@@ -1040,7 +1040,7 @@ impl PatternSearch {
         let escaped_alone = strings_only
             && lowered
                 .iter()
-                .all(|p| scan::line_matches_in_piece(&p.to_ascii_lowercase()));
+                .all(|p| written_as_is(&p.to_ascii_lowercase()));
         let patterns = Patterns::new(&lowered).map_err(PyValueError::new_err)?;
         Ok(Self {
             patterns,
@@ -1189,7 +1189,7 @@ impl PatternSearch {
                     let lines = &mut text[lowered..];
                     lines.make_ascii_lowercase();
                     if !non_ascii && lines.is_ascii() {
-                        self.patterns.occurring_lowercased(&text)
+                        self.patterns.occurring_lowered(&text)
                     } else {
                         self.occurring_in(&to_str(py, &text)?)?
                     }
@@ -1265,15 +1265,12 @@ impl PatternSearch {
     /// `scan`'s notes asks of a piece: it lower-cases alone, and no pattern holds `"`).
     fn hits_of_names(&self, fields: &Bound<'_, ScanFields>) -> PyResult<Vec<Option<Box<[usize]>>>> {
         let py = fields.py();
-        let mut written = Vec::new();
         fields
             .get()
             .fields
             .iter()
             .map(|field| {
-                written.clear();
-                write_string(&*field.bytes, &mut written);
-                if written.len() != field.bytes.len() + 2 {
+                if !written_as_is(&field.bytes) {
                     return Ok(None);
                 }
                 let hits = self.occurring_in(field.name.bind(py))?;
@@ -1288,9 +1285,7 @@ impl PatternSearch {
         let Ok(text) = key.to_str() else {
             return Ok(None);
         };
-        let mut written = Vec::with_capacity(text.len() + 2);
-        write_string(text.as_bytes(), &mut written);
-        if written.len() != text.len() + 2 {
+        if !written_as_is(text.as_bytes()) {
             return Ok(None);
         }
         Ok(Some(self.occurring_in(key)?.into_boxed_slice()))

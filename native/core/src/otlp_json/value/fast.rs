@@ -14,6 +14,10 @@
 //! as floats) are serde_json's own.
 
 use super::{Build, Flags, Refused};
+#[cfg(target_arch = "x86_64")]
+use crate::json_text::escape_lanes;
+#[cfg(not(target_arch = "x86_64"))]
+use crate::json_text::next_escape_by_word;
 use crate::json_text::short_escape;
 use crate::otlp_json::scalars::digits_u64;
 
@@ -100,14 +104,9 @@ pub(super) struct Parser<'a, 'c, B: Build<'a>> {
     scratch: Vec<u8>,
 }
 
-/// Whether `b` ends the plain run of a string: its closing quote, an escape, or a control
-/// character (which JSON forbids raw in a string).
-#[inline(always)]
-fn stops_string(b: u8) -> bool {
-    (b == b'"') | (b == b'\\') | (b < 0x20)
-}
-
-/// The index of the first byte at or after `from` that [`stops_string`], or `bytes.len()`:
+/// The index of the first byte at or after `from` that ends the plain run of a string (its
+/// closing quote, an escape, or a control character, which JSON forbids raw in a string:
+/// the bytes JSON escapes, [`crate::json_text::needs_escape`]), or `bytes.len()`:
 /// sixteen bytes a step with SSE2 (part of every x86-64 CPU), the last few one by one.
 #[cfg(target_arch = "x86_64")]
 #[inline]
@@ -126,23 +125,14 @@ fn string_stop(bytes: &[u8], from: usize) -> usize {
     string_stop_bytewise(bytes, at)
 }
 
-/// Bit `i` set where byte `i` of `chunk` [`stops_string`].
+/// Bit `i` set where byte `i` of `chunk` ends a string's plain run ([`escape_lanes`]).
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn stops_mask(chunk: std::arch::x86_64::__m128i) -> i32 {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    };
-    // SAFETY: these intrinsics only compute on registers, with SSE2, which the x86_64
+    use std::arch::x86_64::_mm_movemask_epi8;
+    // SAFETY: this intrinsic only computes on registers, with SSE2, which the x86_64
     // target always has.
-    unsafe {
-        let quote = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'"' as i8));
-        let backslash = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'\\' as i8));
-        // b <= 0x1f (unsigned) exactly when max(b, 0x1f) == 0x1f.
-        let low = _mm_set1_epi8(0x1f);
-        let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, low), low);
-        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control))
-    }
+    unsafe { _mm_movemask_epi8(escape_lanes(chunk)) }
 }
 
 /// [`stops_mask`] of `chunk`, and bit `i` set where byte `i` is a backslash and byte `i + 1`
@@ -150,53 +140,31 @@ fn stops_mask(chunk: std::arch::x86_64::__m128i) -> i32 {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn stops_and_escaped_quotes(chunk: std::arch::x86_64::__m128i) -> (i32, i32) {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_max_epu8, _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
-    };
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_movemask_epi8, _mm_set1_epi8};
     // SAFETY: these intrinsics only compute on registers, with SSE2, which the x86_64
     // target always has.
     unsafe {
+        // The compares of `"` and `\\` are those `escape_lanes` makes (computed once).
         let quote = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'"' as i8));
         let backslash = _mm_cmpeq_epi8(chunk, _mm_set1_epi8(b'\\' as i8));
-        let low = _mm_set1_epi8(0x1f);
-        let control = _mm_cmpeq_epi8(_mm_max_epu8(chunk, low), low);
-        let stops = _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control));
+        let stops = stops_mask(chunk);
         let quoted = _mm_movemask_epi8(backslash) & (_mm_movemask_epi8(quote) >> 1);
         (stops, quoted)
     }
 }
 
-/// [`string_stop`] where SSE2 is not at hand (aarch64 and the other release targets).
+/// [`string_stop`] where SSE2 is not at hand (aarch64 and the other release targets):
+/// `json_text`'s scan eight bytes a step (which the tests run on x86-64 too).
 #[cfg(not(target_arch = "x86_64"))]
 #[inline]
 fn string_stop(bytes: &[u8], from: usize) -> usize {
-    string_stop_words(bytes, from)
+    next_escape_by_word(bytes, from)
 }
 
-/// [`string_stop`] eight bytes a step in a `u64` (the zero-byte bit trick: the lowest
-/// flagged byte is exact, borrows only flag bytes above it), the rest one by one. Compiled
-/// on every target so the tests run it on x86-64 too, where SSE2 is used instead.
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
-#[inline]
-fn string_stop_words(bytes: &[u8], from: usize) -> usize {
-    const ONES: u64 = u64::MAX / 255;
-    const HIGH: u64 = ONES << 7;
-    let mut at = from;
-    while let Some(word) = bytes.get(at..at + 8) {
-        let chars = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
-        let control = chars.wrapping_sub(ONES * 0x20) & !chars & HIGH;
-        let hits = control | has_zero(chars ^ (ONES * 0x22)) | has_zero(chars ^ (ONES * 0x5c));
-        if hits != 0 {
-            return at + hits.trailing_zeros() as usize / 8;
-        }
-        at += 8;
-    }
-    string_stop_bytewise(bytes, at)
-}
-
+/// [`string_stop`] a byte at a time: the last bytes of the SSE2 scan, and the tests' model.
+#[cfg(any(target_arch = "x86_64", test))]
 fn string_stop_bytewise(bytes: &[u8], mut at: usize) -> usize {
-    while at < bytes.len() && !stops_string(bytes[at]) {
+    while at < bytes.len() && !crate::json_text::needs_escape(bytes[at]) {
         at += 1;
     }
     at
@@ -992,7 +960,7 @@ mod tests {
                 let plain = vec![fill; len];
                 let expect = super::string_stop_bytewise(&plain, 0);
                 assert_eq!(super::string_stop(&plain, 0), expect);
-                assert_eq!(super::string_stop_words(&plain, 0), expect);
+                assert_eq!(crate::json_text::next_escape_by_word(&plain, 0), expect);
                 for &stop in &stops {
                     let mut text = plain.clone();
                     text.push(stop);
@@ -1000,7 +968,7 @@ mod tests {
                     let expect = super::string_stop_bytewise(&text, 0);
                     assert_eq!(expect, len, "{fill:#x} {stop:#x} {len}");
                     assert_eq!(super::string_stop(&text, 0), expect);
-                    assert_eq!(super::string_stop_words(&text, 0), expect);
+                    assert_eq!(crate::json_text::next_escape_by_word(&text, 0), expect);
                 }
             }
         }
