@@ -533,9 +533,7 @@ impl KeyIndex {
         }
         for (rule, tests) in &self.any_tests {
             if tests.iter().any(|test| test_holds(test, seen)) {
-                if let Some(word) = mask.get_mut(words + rule / 64) {
-                    *word |= 1 << (rule % 64);
-                }
+                set(&mut mask[words..], *rule);
             }
         }
         mask.into_boxed_slice()
@@ -631,24 +629,17 @@ fn key_tests(rules: &[Match], words: usize) -> Vec<KeyIndex> {
                 .map(|c| c.0)
                 .chain(any_tests.iter().map(|t| t.0))
             {
-                if let Some(word) = rules.get_mut(rule / 64) {
-                    *word |= 1 << (rule % 64);
-                }
+                set(&mut rules, rule);
             }
             let by_value = clauses
                 .iter()
                 .flat_map(|(_, held)| held.iter().flatten())
                 .chain(any_tests.iter().flat_map(|(_, tests)| tests))
                 .any(|test| matches!(test, AttrTest::EqualsText(_)));
-            let first = rules.iter().position(|&word| word != 0).unwrap_or(0);
-            let end = rules
-                .iter()
-                .rposition(|&word| word != 0)
-                .map_or(0, |last| last + 1);
             let mut index = KeyIndex {
                 key,
+                words: nonzero_words(&rules),
                 rules,
-                words: first..end.max(first),
                 clauses,
                 any_tests,
                 absent: Box::default(),
@@ -679,16 +670,7 @@ fn regex_needs(
     let mut out: Vec<(u32, Box<[u64]>)> = Vec::new();
     for (index, rule) in rules.iter().enumerate() {
         for regex in rule.all.iter().filter_map(&pick) {
-            let at = match out.iter().position(|(r, _)| *r == regex) {
-                Some(at) => at,
-                None => {
-                    out.push((regex, vec![0; words].into_boxed_slice()));
-                    out.len() - 1
-                }
-            };
-            if let Some(word) = out[at].1.get_mut(index / 64) {
-                *word |= 1 << (index % 64);
-            }
+            set_for(&mut out, regex, words, index);
         }
     }
     out
@@ -725,11 +707,23 @@ fn apply_mask(mask: &[u64], range: Range<usize>, candidates: &mut [u64], any_may
 }
 
 /// `bits` made `len` words of `value`, in the memory it has (a span's bit sets are as long
-/// as the last span's: filled, not cleared and grown a word at a time).
+/// as the last span's, so `fill` writes them, where `clear` then `resize` writes them
+/// element by element: +1.6 M instructions of `select` on data-2000, 67.1 -> 68.7 M).
 fn reset(bits: &mut Vec<u64>, len: usize, value: u64) {
     bits.truncate(len);
     bits.fill(value);
     bits.resize(len, value);
+}
+
+/// The words of `bits` from its first non-zero word to its last (empty when all are zero):
+/// the only words a mask of them changes.
+fn nonzero_words(bits: &[u64]) -> Range<usize> {
+    let first = bits.iter().position(|&word| word != 0).unwrap_or(0);
+    let end = bits
+        .iter()
+        .rposition(|&word| word != 0)
+        .map_or(0, |last| last + 1);
+    first..end.max(first)
 }
 
 /// Whether two bit sets hold the same words (a word at a time: a key set is a word or two,
@@ -742,6 +736,26 @@ fn has(bits: &[u64], index: u32) -> bool {
     let index = index as usize;
     bits.get(index / 64)
         .is_some_and(|word| word & (1 << (index % 64)) != 0)
+}
+
+/// Sets bit `index` of `bits` (key `k` is bit `k % 64` of `bits[k / 64]`; none past the end).
+fn set(bits: &mut [u64], index: usize) {
+    if let Some(word) = bits.get_mut(index / 64) {
+        *word |= 1 << (index % 64);
+    }
+}
+
+/// Sets bit `index` in the bit set (of `words` words) kept for `regex` in `sets`, made
+/// empty on its first bit.
+fn set_for(sets: &mut Vec<(u32, Box<[u64]>)>, regex: u32, words: usize, index: usize) {
+    let at = match sets.iter().position(|(r, _)| *r == regex) {
+        Some(at) => at,
+        None => {
+            sets.push((regex, vec![0; words].into_boxed_slice()));
+            sets.len() - 1
+        }
+    };
+    set(&mut sets[at].1, index);
 }
 
 impl RuleTable {
@@ -812,33 +826,16 @@ impl RuleTable {
             if !self::piecewise(rule) {
                 continue;
             }
-            if let Some(word) = piecewise.get_mut(index / 64) {
-                *word |= 1 << (index % 64);
-            }
+            set(&mut piecewise, index);
             for cond in &rule.any {
-                let Condition::SpanName(regex) = cond else {
-                    continue;
-                };
-                let at = match name_any.iter().position(|(r, _)| r == regex) {
-                    Some(at) => at,
-                    None => {
-                        name_any.push((*regex, vec![0; words].into_boxed_slice()));
-                        name_any.len() - 1
-                    }
-                };
-                if let Some(word) = name_any[at].1.get_mut(index / 64) {
-                    *word |= 1 << (index % 64);
+                if let Condition::SpanName(regex) = cond {
+                    set_for(&mut name_any, *regex, words, index);
                 }
             }
         }
         let decided = rules.iter().map(Decided::of).collect();
-        let first = piecewise.iter().position(|&word| word != 0).unwrap_or(0);
-        let end = piecewise
-            .iter()
-            .rposition(|&word| word != 0)
-            .map_or(0, |last| last + 1);
         let table = Self {
-            piecewise_words: first..end.max(first),
+            piecewise_words: nonzero_words(&piecewise),
             decided,
             rules,
             group_end,
@@ -1088,9 +1085,7 @@ impl RuleTable {
             if needs.iter().all(|&key| has(present, key))
                 && (one.is_empty() || one.iter().any(|&key| has(present, key)))
             {
-                if let Some(word) = keep.get_mut(index / 64) {
-                    *word |= 1 << (index % 64);
-                }
+                set(&mut keep, index);
             }
         }
         let mut any_yes = vec![0u64; words].into_boxed_slice();
