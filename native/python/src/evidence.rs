@@ -778,7 +778,7 @@ fn normalized_hash(text: &Bound<'_, PyString>) -> PyResult<u64> {
 fn leaf_screen<'py>(
     step: &Bound<'py, PyAny>,
     meta: &Bound<'py, PyFrozenSet>,
-    plain: &[Bound<'py, PyAny>],
+    plain: &[Py<PyAny>],
 ) -> PyResult<Option<u64>> {
     let py = step.py();
     let fields = StepFields::new(step.clone());
@@ -821,7 +821,7 @@ fn leaf_screen<'py>(
 fn pair_screen<'py>(
     key: &Bound<'py, PyAny>,
     value: &Bound<'py, PyAny>,
-    plain: &[Bound<'py, PyAny>],
+    plain: &[Py<PyAny>],
 ) -> PyResult<Option<u64>> {
     let kind = value.get_type();
     let Ok(key) = key.cast_exact::<PyString>() else {
@@ -850,7 +850,7 @@ fn repeated_args_candidates<'py>(
     threshold: &Bound<'py, PyAny>,
     made: &Bound<'py, PyDict>,
     meta: &Bound<'py, PyFrozenSet>,
-    plain: Vec<Bound<'py, PyAny>>,
+    plain: Vec<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
     candidates_in(calls, threshold, made, meta, &plain)
 }
@@ -887,9 +887,8 @@ pub(crate) fn candidates<'py>(
         Ok(PyDict::new(py).into_any())
     })?
     .cast_into::<PyDict>()?;
-    let plain: Vec<Bound<'py, PyAny>> = rules.plain.iter().map(|t| t.bind(py).clone()).collect();
     let threshold = threshold.into_pyobject(py)?.into_any();
-    candidates_in(calls, &threshold, &made, rules.meta.bind(py), &plain)
+    candidates_in(calls, &threshold, &made, rules.meta.bind(py), &rules.plain)
 }
 
 /// `repeated_args_candidates`' search, `made` the screens' table.
@@ -898,7 +897,7 @@ fn candidates_in<'py>(
     threshold: &Bound<'py, PyAny>,
     made: &Bound<'py, PyDict>,
     meta: &Bound<'py, PyFrozenSet>,
-    plain: &[Bound<'py, PyAny>],
+    plain: &[Py<PyAny>],
 ) -> PyResult<Bound<'py, PyList>> {
     let py = calls.py();
     let calls: Vec<Bound<'py, PyAny>> = calls.try_iter()?.collect::<PyResult<_>>()?;
