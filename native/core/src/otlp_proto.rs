@@ -891,17 +891,10 @@ mod tests {
         out
     }
 
-    fn varint(mut value: u64) -> Vec<u8> {
+    fn varint(value: u64) -> Vec<u8> {
         let mut out = Vec::new();
-        loop {
-            let byte = (value & 0x7f) as u8;
-            value >>= 7;
-            if value == 0 {
-                out.push(byte);
-                return out;
-            }
-            out.push(byte | 0x80);
-        }
+        wire::put_varint(value, |b| out.push(b));
+        out
     }
 
     fn cat(parts: &[Vec<u8>]) -> Vec<u8> {

@@ -1,4 +1,5 @@
-//! Protobuf wire-format reading (varints, length-delimited fields), zero-copy over the input.
+//! Protobuf wire-format reading (varints, length-delimited fields), zero-copy over the input,
+//! and the one varint writer of the encoders ([`put_varint`], [`varint_len`]).
 //!
 //! The rules are those of the upb parser the Python decoder used, so a body is accepted or
 //! refused exactly as before, with the same reason:
@@ -323,9 +324,66 @@ pub fn uint32(varint: u64) -> u32 {
     u32::try_from(varint).unwrap_or(u32::MAX)
 }
 
+/// `n` as a protobuf varint (seven bits a byte, lowest first, the high bit set on all but
+/// the last), each byte handed to `put`: the one writer, for a growing buffer
+/// (`|b| buf.push(b)`), a buffer cut to its size, or the bytes kept for a length before its
+/// payload. Inlined, a `put` is a store.
+#[inline]
+pub fn put_varint(mut n: u64, mut put: impl FnMut(u8)) {
+    while n >= 0x80 {
+        put((n as u8) | 0x80);
+        n >>= 7;
+    }
+    put(n as u8);
+}
+
+/// How many bytes [`put_varint`] writes for `n`: one per started group of seven bits (at
+/// least one), without a loop.
+#[inline]
+pub fn varint_len(n: u64) -> usize {
+    (64 - (n | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `n`'s varint, as the encoders write it.
+    fn varint(n: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_varint(n, |b| out.push(b));
+        out
+    }
+
+    #[test]
+    fn varints_are_minimal_and_their_lengths_known() {
+        for (n, want) in [
+            (0u64, vec![0u8]),
+            (1, vec![1]),
+            (127, vec![0x7f]),
+            (128, vec![0x80, 0x01]),
+            (300, vec![0xac, 0x02]),
+            (
+                u64::MAX,
+                vec![0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
+            ),
+        ] {
+            assert_eq!(varint(n), want, "{n}");
+        }
+        for bits in 0..64 {
+            for n in [(1u64 << bits) - 1, 1 << bits, (1 << bits) + 1] {
+                let written = varint(n);
+                assert_eq!(varint_len(n), written.len(), "{n}");
+                let field = [&[0x08][..], &written].concat();
+                let mut fields = Fields::top(&field, &[]);
+                assert_eq!(
+                    fields.next().unwrap().map(|(_, value)| value),
+                    Some(Value::Varint(n)),
+                    "{n}"
+                );
+            }
+        }
+    }
 
     fn all(buf: &[u8]) -> Result<Vec<(u32, Value<'_>)>> {
         let mut fields = Fields::top(buf, &[]);
@@ -360,15 +418,6 @@ mod tests {
     #[test]
     fn tags_and_lengths_read_alike_on_both_sides_of_one_byte() {
         // Field numbers and lengths whose varints take one, two and three bytes.
-        let varint = |mut value: u64| {
-            let mut out = Vec::new();
-            while value >= 0x80 {
-                out.push((value as u8) | 0x80);
-                value >>= 7;
-            }
-            out.push(value as u8);
-            out
-        };
         for number in [1u32, 15, 16, 2047, 2048, 1 << 20] {
             for len in [0usize, 1, 127, 128, 16383, 16384] {
                 let payload = vec![b'x'; len];

@@ -6,6 +6,7 @@
 
 use super::records::{Attribute, Event, Head, LogRecord, Piece, Scope, Span, Value};
 use super::{reserve_after_first, Framed};
+use crate::wire::{put_varint, varint_len};
 
 /// The message field an attribute run is encoded for: the tag differs, so a run shared by a
 /// span, its events and log records is encoded (and cached by the caller) once per field.
@@ -37,21 +38,17 @@ const FLAG_IS_REMOTE: u32 = 0x200;
 /// `LogRecordFlags`/trace flags: sampled.
 const FLAG_SAMPLED: u32 = 0x01;
 
-pub(super) fn varint(buf: &mut Vec<u8>, mut n: u64) {
-    while n >= 0x80 {
-        buf.push((n as u8) | 0x80);
-        n >>= 7;
-    }
-    buf.push(n as u8);
+/// `n`'s varint appended to `buf` ([`put_varint`]).
+pub(super) fn varint(buf: &mut Vec<u8>, n: u64) {
+    put_varint(n, |b| buf.push(b));
 }
 
-fn varint_len(mut n: u64) -> usize {
-    let mut len = 1;
-    while n >= 0x80 {
-        n >>= 7;
-        len += 1;
+/// A varint field: absent when zero (proto3's default).
+pub(super) fn varint_field(buf: &mut Vec<u8>, tag: u8, n: u64) {
+    if n != 0 {
+        buf.push(tag);
+        varint(buf, n);
     }
-    len
 }
 
 pub(super) fn fixed64(buf: &mut Vec<u8>, tag: u8, n: u64) {
@@ -96,7 +93,7 @@ fn nested_in(
     buf.resize(at + guess, 0);
     write(buf);
     let end = buf.len();
-    let mut len = (end - at - guess) as u64;
+    let len = (end - at - guess) as u64;
     let width = varint_len(len);
     if width > guess {
         buf.resize(end + width - guess, 0);
@@ -105,11 +102,19 @@ fn nested_in(
         buf.copy_within(at + guess..end, at + width);
         buf.truncate(end - (guess - width));
     }
-    for byte in &mut buf[at..at + width - 1] {
-        *byte = (len as u8) | 0x80;
-        len >>= 7;
+    if width == 1 {
+        // Most payloads (under 128 bytes): the length is its own byte. Written through
+        // `put_varint` too, they cost the export grade of data-2000 ~1.3 M instructions
+        // more (`key_value` 11.0 -> 12.3 M).
+        buf[at] = len as u8;
+    } else {
+        let mut slots = buf[at..at + width].iter_mut();
+        put_varint(len, |b| {
+            if let Some(slot) = slots.next() {
+                *slot = b;
+            }
+        });
     }
-    buf[at + width - 1] = len as u8;
     width
 }
 
@@ -201,10 +206,7 @@ fn span(buf: &mut Vec<u8>, span: &Span<'_>) {
     // Status = 15 (always present): message = 2, code = 3.
     nested(buf, &[0x7a], |buf| {
         text(buf, 0x12, span.status_message);
-        if span.status_code != 0 {
-            buf.push(0x18);
-            varint(buf, u64::from(span.status_code));
-        }
+        varint_field(buf, 0x18, u64::from(span.status_code));
     });
     let flags = FLAG_HAS_IS_REMOTE
         | if span.parent_span_id.is_some() {
@@ -221,10 +223,7 @@ fn log_record(buf: &mut Vec<u8>, log: &LogRecord<'_>) {
     if log.time_ns != 0 {
         fixed64(buf, 0x09, log.time_ns);
     }
-    if log.severity_number != 0 {
-        buf.push(0x10);
-        varint(buf, u64::from(log.severity_number));
-    }
+    varint_field(buf, 0x10, u64::from(log.severity_number));
     text(buf, 0x1a, log.severity_text);
     // body = 5: an AnyValue with nothing set (the records carry no body).
     buf.extend_from_slice(&[0x2a, 0x00]);
@@ -460,26 +459,6 @@ mod tests {
                 "k",
                 Value::Str("v".repeat(300).into()),
             )])],
-        }
-    }
-
-    #[test]
-    fn varints_are_minimal() {
-        for (n, want) in [
-            (0u64, vec![0u8]),
-            (1, vec![1]),
-            (127, vec![0x7f]),
-            (128, vec![0x80, 0x01]),
-            (300, vec![0xac, 0x02]),
-            (
-                u64::MAX,
-                vec![0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01],
-            ),
-        ] {
-            let mut buf = Vec::new();
-            varint(&mut buf, n);
-            assert_eq!(buf, want, "{n}");
-            assert_eq!(varint_len(n), want.len());
         }
     }
 

@@ -8,7 +8,9 @@
 //! start time, a histogram point's flags, an exponential histogram's zero threshold), so
 //! does this one.
 
-use super::proto::{bytes_field, fixed64, key_value, nested, scope_fields, text, varint};
+use super::proto::{
+    bytes_field, fixed64, key_value, nested, scope_fields, text, varint, varint_field,
+};
 use super::records::{
     Buckets, Exemplar, ExponentialPoint, HistogramPoint, Metric, MetricData, Number, NumberPoint,
     ResourceMetrics,
@@ -16,13 +18,6 @@ use super::records::{
 
 fn zigzag(n: i32) -> u64 {
     u64::from(((n << 1) ^ (n >> 31)) as u32)
-}
-
-fn varint_field(buf: &mut Vec<u8>, tag: u8, n: u64) {
-    if n != 0 {
-        buf.push(tag);
-        varint(buf, n);
-    }
 }
 
 fn fixed64_field(buf: &mut Vec<u8>, tag: u8, n: u64) {
