@@ -466,8 +466,20 @@ pub fn collect_str(text: &[u8], depth: usize, limits: Limits, bump: &Bump, out: 
 /// [`collect_str`] but for the line of `text` itself: the strings of the JSON object or
 /// array `text` holds, one level deeper, if any. For a search that holds the line already
 /// (a string's piece: the module notes' last point).
+///
+/// Inlined into the walks that call it for every string: the usual string opens no
+/// container, which its first bytes tell, so its answer costs no call.
+#[inline]
 pub fn collect_nested(text: &[u8], depth: usize, limits: Limits, bump: &Bump, out: &mut Vec<u8>) {
-    if depth < SCAN_MAX_DEPTH && holds_container(text) {
+    if depth < SCAN_MAX_DEPTH && opens_container(text) {
+        collect_parsed(text, depth, limits, bump, out);
+    }
+}
+
+/// [`collect_nested`] of a string that opens a container.
+#[inline(never)]
+fn collect_parsed(text: &[u8], depth: usize, limits: Limits, bump: &Bump, out: &mut Vec<u8>) {
+    if holds_container(text) {
         if let Some(parsed) = parse_nested(text, depth + 1, limits, bump) {
             collect_strings(&parsed, depth + 1, limits, bump, out);
         }
@@ -493,8 +505,7 @@ pub fn lowers_alone(text: &[u8]) -> bool {
 /// no container however Python strips it), and has at most [`SCAN_NESTED_JSON_CHARS`]
 /// characters.
 pub fn holds_container(text: &[u8]) -> bool {
-    let head = text.iter().find(|b| !is_json_space(**b));
-    if !matches!(head, Some(b'{' | b'[')) {
+    if !opens_container(text) {
         return false;
     }
     if text.len() <= SCAN_NESTED_JSON_CHARS {
@@ -503,6 +514,13 @@ pub fn holds_container(text: &[u8]) -> bool {
     // One lead byte per character (continuation bytes are 0b10xx_xxxx).
     let chars = text.iter().filter(|b| (**b & 0xc0) != 0x80).count();
     chars <= SCAN_NESTED_JSON_CHARS
+}
+
+/// Whether `text` starts, after JSON's whitespace, with `{` or `[`.
+#[inline]
+fn opens_container(text: &[u8]) -> bool {
+    let head = text.iter().find(|b| !is_json_space(**b));
+    matches!(head, Some(b'{' | b'['))
 }
 
 fn is_json_space(b: u8) -> bool {

@@ -487,6 +487,22 @@ fn field<'py>(
     step.getattr(name)
 }
 
+/// `step`'s instance `__dict__` as `object`'s own `__dict__` descriptor gives it
+/// (`PyObject_GenericGetDict`), without looking `__dict__` up through the class's MRO
+/// ([`StepFields::new`]); `None` when it has none, or one that is no `dict`.
+pub(crate) fn instance_dict<'py>(step: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>> {
+    // SAFETY: `step` is a live object; `PyObject_GenericGetDict` returns a new reference to
+    // its instance dict, or NULL with an exception set when it has none (taken).
+    unsafe {
+        Bound::from_owned_ptr_or_err(
+            step.py(),
+            ffi::PyObject_GenericGetDict(step.as_ptr(), std::ptr::null_mut()),
+        )
+    }
+    .ok()
+    .and_then(|v| v.cast_into::<PyDict>().ok())
+}
+
 /// A step's fields, read as `field` reads them (and a result's, by the emitter's records:
 /// a pydantic model keeps its fields in its instance `__dict__` too).
 pub(crate) struct StepFields<'py> {
@@ -502,18 +518,7 @@ impl<'py> StepFields<'py> {
     /// instructions a step, and the checks read every step of a trajectory several
     /// times). A step without an instance dict has its fields read as attributes.
     pub(crate) fn new(step: Bound<'py, PyAny>) -> Self {
-        let py = step.py();
-        // SAFETY: `step` is a live object; `PyObject_GenericGetDict` returns a new
-        // reference to its instance dict, or NULL with an exception set when it has none
-        // (taken, and the fields then read as attributes).
-        let values = unsafe {
-            Bound::from_owned_ptr_or_err(
-                py,
-                ffi::PyObject_GenericGetDict(step.as_ptr(), std::ptr::null_mut()),
-            )
-        }
-        .ok()
-        .and_then(|v| v.cast_into::<PyDict>().ok());
+        let values = instance_dict(&step);
         StepFields { step, values }
     }
 

@@ -8,9 +8,11 @@
 //! own methods, so a subclass that defines its own `get`, `__iter__` or `__eq__` is
 //! answered as Python would answer it.
 
+use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::Borrowed;
 
 /// `mapping.get(key)` as Python calls it: an exact `dict` through its storage (`None` when
 /// missing), any other object (a subclass) through its own `get`.
@@ -86,4 +88,42 @@ pub(crate) fn eq_text(value: &Bound<'_, PyAny>, text: &Bound<'_, PyString>) -> P
         });
     }
     value.eq(text)
+}
+
+/// The pairs of a dict as `PyDict_Next` lends them ([`lent_pairs`]).
+pub(crate) struct LentPairs<'a, 'py> {
+    dict: &'a Bound<'py, PyDict>,
+    at: ffi::Py_ssize_t,
+}
+
+/// `dict`'s pairs in order, each key and value lent by the dict: no reference taken or
+/// released per key and value and no `PyDict_Size` per pair, as pyo3's iterator has (four
+/// calls of the interpreter's reference counting and one of its size, under the stable ABI).
+/// `PyDict_Next` itself stays safe whatever happens to the dict.
+///
+/// # Safety
+///
+/// A pair is valid while the dict holds it: the caller runs nothing that could change
+/// `dict` (Python code) while it reads a pair it has not given references of its own
+/// (`Borrowed::to_owned`).
+pub(crate) unsafe fn lent_pairs<'a, 'py>(dict: &'a Bound<'py, PyDict>) -> LentPairs<'a, 'py> {
+    LentPairs { dict, at: 0 }
+}
+
+impl<'a, 'py> Iterator for LentPairs<'a, 'py> {
+    type Item = (Borrowed<'a, 'py, PyAny>, Borrowed<'a, 'py, PyAny>);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut key = std::ptr::null_mut();
+        let mut value = std::ptr::null_mut();
+        // SAFETY: `dict` is a live dict; `PyDict_Next` lends its key and value (no reference
+        // taken), or answers 0 at the end.
+        if unsafe { ffi::PyDict_Next(self.dict.as_ptr(), &mut self.at, &mut key, &mut value) } == 0
+        {
+            return None;
+        }
+        let py = self.dict.py();
+        // SAFETY: live objects the dict holds, read while it is not changed (`lent_pairs`).
+        Some(unsafe { (Borrowed::from_ptr(py, key), Borrowed::from_ptr(py, value)) })
+    }
 }

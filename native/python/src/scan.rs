@@ -30,12 +30,13 @@ use otel_oracles_core::json_text::{write_float_text, write_int, write_string, wr
 use otel_oracles_core::otlp_json::repr::write_repr_float;
 use otel_oracles_core::scan::{self, Limits, Patterns};
 use pyo3::exceptions::{PyTypeError, PyValueError};
-use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-use pyo3::Borrowed;
 use pyo3::PyTypeInfo;
+
+use crate::evidence::instance_dict;
+use crate::pydict;
 
 /// Deepest nesting written from a step's fields or an AgentBench object: below pydantic's
 /// own serialization limit (it refuses values nested about 255 levels deep) and
@@ -316,45 +317,76 @@ impl<'b> Writer<'b> {
 
     /// [`Writer::dict`]'s pieces: its keys and values in the dict's order, each key
     /// refused where `dict` refuses it.
+    ///
+    /// The dict's pairs are read as it lends them (`pydict::lent_pairs`): the usual pair, a
+    /// key kept in [`KeyHits`] and an exact `str`, is written by `str`'s own C code alone,
+    /// with no reference taken or released. Any other pair (a container or a number, walked
+    /// or converted by code that may run Python's; a key met first, searched by Python) is
+    /// given references of its own first, and a dict whose size then changed is refused,
+    /// as iterating it in Python refuses it.
     fn dict_pieces(&mut self, dict: &Bound<'_, PyDict>, depth: usize, out: &mut Vec<u8>) -> bool {
-        for (key, item) in dict.iter() {
-            let Ok(key) = key.cast_into_exact::<PyString>() else {
+        let len = dict.len();
+        // SAFETY: a pair is read lent only where its key is kept and its value an exact
+        // `str`: the key is then compared by address, the value read as UTF-8 (or encoded
+        // by `str.encode`), and no Python code runs that could change the dict. Any other
+        // pair is made references of its own before anything else is done with it.
+        for (key, item) in unsafe { pydict::lent_pairs(dict) } {
+            let Ok(key) = key.cast_exact::<PyString>() else {
                 return false;
             };
-            let known = match &mut self.keys {
-                Some((keys, search)) => keys.known(&key, search),
+            let kept = match &self.keys {
+                Some((keys, _)) => keys.holds(&key),
                 None => false,
             };
-            if known {
-                if !self.json(&item, depth + 1, out) {
+            if kept && item.is_exact_instance_of::<PyString>() {
+                if !self.piece(&key, &item, depth, out) {
                     return false;
                 }
                 continue;
             }
-            let bytes = match key.to_str() {
-                Ok(text) => Cow::Borrowed(text.as_bytes()),
-                Err(_) if self.floats == Floats::PydanticJson => return false,
-                Err(_) => match str_bytes(&key) {
-                    Ok(bytes) => bytes,
-                    Err(_) => return false,
-                },
-            };
-            let before = out.len();
-            self.quoted(&bytes, out);
-            if let Some(aside) = &mut self.aside {
-                if depth <= scan::SCAN_MAX_DEPTH
-                    && out.len() - before != bytes.len() + 2
-                    && !(self.escaped_alone && scan::lowers_alone(&bytes))
-                {
-                    aside.out.push(b'\n');
-                    aside.out.extend_from_slice(&bytes);
-                }
-            }
-            if !self.json(&item, depth + 1, out) {
+            let (key, item) = (key.to_owned(), item.to_owned());
+            if !self.piece(&key, &item, depth, out) || dict.len() != len {
                 return false;
             }
         }
         true
+    }
+
+    /// A dict's pair `key: item` (at `depth`) as [`Writer::dict_pieces`] writes it.
+    fn piece(
+        &mut self,
+        key: &Bound<'_, PyString>,
+        item: &Bound<'_, PyAny>,
+        depth: usize,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let known = match &mut self.keys {
+            Some((keys, search)) => keys.known(key, search),
+            None => false,
+        };
+        if known {
+            return self.json(item, depth + 1, out);
+        }
+        let bytes = match key.to_str() {
+            Ok(text) => Cow::Borrowed(text.as_bytes()),
+            Err(_) if self.floats == Floats::PydanticJson => return false,
+            Err(_) => match str_bytes(key) {
+                Ok(bytes) => bytes,
+                Err(_) => return false,
+            },
+        };
+        let before = out.len();
+        self.quoted(&bytes, out);
+        if let Some(aside) = &mut self.aside {
+            if depth <= scan::SCAN_MAX_DEPTH
+                && out.len() - before != bytes.len() + 2
+                && !(self.escaped_alone && scan::lowers_alone(&bytes))
+            {
+                aside.out.push(b'\n');
+                aside.out.extend_from_slice(&bytes);
+            }
+        }
+        self.json(item, depth + 1, out)
     }
 }
 
@@ -398,12 +430,8 @@ impl KeyHits {
     /// with an escape, longer than [`KEY_KEPT_MAX_CHARS`], or that is not UTF-8 (it is
     /// written, or refused, as before).
     fn known(&mut self, key: &Bound<'_, PyString>, search: &PatternSearch) -> bool {
-        // The address's bits mixed (Fibonacci hashing): objects of one size sit at a fixed
-        // stride in their pools, which its low bits alone would map to a few slots.
-        let mixed = (key.as_ptr() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        let slot = (mixed >> (64 - KEY_SLOTS.trailing_zeros())) as usize;
-        let kept = matches!(&self.slots[slot], Some((kept, _)) if kept.as_ptr() == key.as_ptr());
-        if !kept {
+        let slot = Self::slot(key);
+        if !self.holds(key) {
             if key.len().map_or(true, |chars| chars > KEY_KEPT_MAX_CHARS) {
                 return false;
             }
@@ -419,6 +447,19 @@ impl KeyHits {
             }
             _ => false,
         }
+    }
+
+    /// Whether `key` itself is kept (compared by address: nothing of it is read).
+    fn holds(&self, key: &Bound<'_, PyString>) -> bool {
+        matches!(&self.slots[Self::slot(key)], Some((kept, _)) if kept.as_ptr() == key.as_ptr())
+    }
+
+    /// `key`'s slot, picked by its address, whose bits are mixed (Fibonacci hashing):
+    /// objects of one size sit at a fixed stride in their pools, which its low bits alone
+    /// would map to a few slots.
+    fn slot(key: &Bound<'_, PyString>) -> usize {
+        let mixed = (key.as_ptr() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (mixed >> (64 - KEY_SLOTS.trailing_zeros())) as usize
     }
 }
 
@@ -649,23 +690,16 @@ impl ScanFields {
         &self,
         values: &Bound<'py, PyDict>,
     ) -> PyResult<Vec<Option<Bound<'py, PyAny>>>> {
-        let py = values.py();
         let mut found: Vec<Option<Bound<'py, PyAny>>> = vec![None; self.fields.len()];
         let mut next = 0;
-        let mut pos: ffi::Py_ssize_t = 0;
-        let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-        let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-        // SAFETY: `values` is a live dict; the references `PyDict_Next` lends stay valid
-        // while the dict is not changed, and nothing in the loop runs Python code that could
-        // change it: a key is compared by identity, or is an exact `str` (whose hash and
-        // equality are `str`'s own), and a value is only compared with `None` and kept with
-        // a reference of its own.
-        while unsafe { ffi::PyDict_Next(values.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
+        // SAFETY: nothing in the loop runs Python code that could change the dict: a key is
+        // compared by identity, or is an exact `str` (whose hash and equality are `str`'s
+        // own), and a value is only compared with `None` and kept with a reference of its
+        // own.
+        for (key, value) in unsafe { pydict::lent_pairs(values) } {
             let index = match self.fields.get(next) {
-                Some(field) if key == field.name.as_ptr() => next,
+                Some(field) if key.as_ptr() == field.name.as_ptr() => next,
                 _ => {
-                    // SAFETY: a live object the dict holds (above), borrowed for this step.
-                    let key = unsafe { Borrowed::from_ptr(py, key) };
                     let Ok(key) = key.cast_exact::<PyString>() else {
                         return self.values_by_name(values);
                     };
@@ -676,8 +710,6 @@ impl ScanFields {
                 }
             };
             next = index + 1;
-            // SAFETY: as the key: a live object the dict holds, given a reference of its own.
-            let value = unsafe { Borrowed::from_ptr(py, value) };
             if !value.is_none() {
                 found[index] = Some(value.to_owned());
             }
@@ -1116,9 +1148,14 @@ impl PatternSearch {
         let fields = fields.get();
         for step in steps.try_iter()? {
             let step = step?;
-            let values = step
-                .getattr(intern!(py, "__dict__"))?
-                .cast_into::<PyDict>()?;
+            // The dict read directly, not looked up through the class (`instance_dict`); a
+            // step without one is asked for its `__dict__` as before, for the error.
+            let values = match instance_dict(&step) {
+                Some(values) => values,
+                None => step
+                    .getattr(intern!(py, "__dict__"))?
+                    .cast_into::<PyDict>()?,
+            };
             let raw = values
                 .get_item(intern!(py, "raw"))?
                 .filter(|raw| !raw.is_none());
