@@ -582,6 +582,18 @@ fn kept<'py>(
     string
 }
 
+/// Whether this interpreter frees an interned string with its last reference. CPython 3.12
+/// made every interned string immortal (PEP 683); 3.13 made them mortal again, and the fix
+/// reached 3.12 only in a late maintenance release (gh-113993), so every 3.12 is taken as
+/// keeping them. Read once a process: the answer cannot change while it runs.
+fn interning_frees(py: Python<'_>) -> bool {
+    static FREES: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FREES.get_or_init(|| {
+        let version = py.version_info();
+        !(version.major == 3 && version.minor == 12)
+    })
+}
+
 /// The slot of `text` in a `Shared` table: its length and three 8-byte words (the first,
 /// the middle and the last, overlapping in texts under 24 bytes) mixed FxHash-style. A
 /// collision only costs a string built anew, so speed matters more than spread: hashing
@@ -950,8 +962,17 @@ impl<'py> Builder<'py> {
     /// object, by their characters otherwise (~60 instructions more a hit: ~280,000 hits of
     /// the field reader on the bench's 2,000 traces). Interning costs a lookup in Python's
     /// table when a key is kept, a few hundred times a run.
+    ///
+    /// Keys come from traces, so a key is interned only where an interned string is freed
+    /// with its last reference (`interning_frees`): where every interned string is immortal,
+    /// a stream of distinct keys would grow the process for as long as it runs.
     fn key(&mut self, key: &Text) -> Bound<'py, PyString> {
-        kept_decoded(self.py, &mut self.shared.texts, key, PyString::intern)
+        let new = if interning_frees(self.py) {
+            PyString::intern
+        } else {
+            PyString::new
+        };
+        kept_decoded(self.py, &mut self.shared.texts, key, new)
     }
 
     /// A Python string of `text`, the one kept in `Shared` when there is one.
