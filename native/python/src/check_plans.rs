@@ -44,9 +44,9 @@ use crate::check_plans_answer::{Answer, Degraded, DegradedHelpers};
 use crate::check_plans_cite::{Cite, Grounded, GroundedHelpers, Required, RequiredHelpers};
 use crate::check_plans_more::{Called, CalledHelpers, Handoff, HandoffHelpers, More, Sequence};
 use crate::checks::FINDING_FIELDS;
-use crate::evidence::{self, listed_steps, view_of, where_text, ScreenRules, StepFields, StepView};
+use crate::evidence::{self, listed_steps, view_of, where_text, ScreenRules, StepView};
 use crate::failures::Failures;
-use crate::pydict;
+use crate::pydict::{self, StepFields};
 use crate::retries::find_retries;
 use crate::slots::{Fallback, SlotClass};
 

@@ -28,7 +28,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::check_plans::{found, joined};
-use crate::evidence::{view_of, StepFields};
+use crate::evidence::view_of;
+use crate::pydict::StepFields;
 use crate::slots::SlotClass;
 
 /// Deepest nesting of a call's arguments searched here; deeper ones are Python's to walk

@@ -33,9 +33,9 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use otel_oracles_core::words::WordsPattern;
 
 use crate::check_plans::{breached, joined, pointed};
-use crate::evidence::{self, placeholder, StepFields};
+use crate::evidence::{self, placeholder};
 use crate::failures::Failures;
-use crate::pydict;
+use crate::pydict::{self, StepFields};
 use crate::slots::SlotClass;
 use crate::tool_glob::NamedBy;
 

@@ -40,8 +40,8 @@ use pyo3::types::{PyDict, PyInt, PyList, PySet, PyString, PyTuple};
 use crate::check_plans::{found, pointed, Budget, Text};
 use crate::evidence::{
     self, field_absent, ground, listed_steps, memoized, plan_ids, where_text, CiteSource, CiteText,
-    StepFields,
 };
+use crate::pydict::StepFields;
 use crate::report_json::json_indented;
 use crate::slots::SlotClass;
 

@@ -22,8 +22,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use crate::check_plans::{found, joined, pointed, Budget};
-use crate::evidence::{self, items_named_by, listed_steps, sequence_diff, where_text, StepFields};
-use crate::pydict;
+use crate::evidence::{self, items_named_by, listed_steps, sequence_diff, where_text};
+use crate::pydict::{self, StepFields};
 use crate::slots::SlotClass;
 use crate::tool_glob::NamedBy;
 

@@ -43,6 +43,7 @@ use pyo3::types::{
 
 use crate::check_plans::CheckPlan;
 use crate::draft::equals;
+use crate::pydict::StepFields;
 use crate::slots::{blank, object_new, SlotLayout};
 
 /// How deeply a finding's `details` may nest, counting `details` itself as level 1 and each
@@ -1159,10 +1160,9 @@ pub struct Verdicts {
     pass: Py<PyAny>,
     /// `OracleResult`: a result of exactly this class has its fields in its `__dict__`.
     result: Py<PyType>,
-    /// Where `passed` and `outcome` stand among `result`'s fields (`field_at`), when it
-    /// has both.
-    passed_at: Option<isize>,
-    outcome_at: Option<isize>,
+    /// Where the first of `outcome` and `passed` stands among `result`'s fields, its
+    /// results' `__dict__` read from there (`StepFields::read`); 0 when the model lacks one.
+    read_at: isize,
 }
 
 impl Verdicts {
@@ -1263,56 +1263,21 @@ impl Verdicts {
         Ok((passed, counts.validate.bind(py).call1((tally,))?))
     }
 
-    /// A result's `passed` and `outcome`: read from its `__dict__` when it is exactly an
-    /// `OracleResult` (`field_at`), else by name.
+    /// A result's `passed` and `outcome`: read from its `__dict__` in place when it is
+    /// exactly an `OracleResult` (`StepFields::read` from their entries), else by name.
     fn passed_outcome<'py>(
         &self,
         result: &Bound<'py, PyAny>,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
         let py = result.py();
         let (passed, outcome) = (intern!(py, "passed"), intern!(py, "outcome"));
-        let (ok, outcome_read) = match exact_dict(result, self.result.bind(py))? {
-            Some(fields) => (
-                field_at(&fields, self.passed_at, passed)?,
-                field_at(&fields, self.outcome_at, outcome)?,
-            ),
-            None => (None, None),
-        };
-        let ok = match ok {
-            Some(ok) => ok,
-            None => result.getattr(passed)?,
-        };
-        let outcome = match outcome_read {
-            Some(read) => read,
-            None => result.getattr(outcome)?,
-        };
-        Ok((ok, outcome))
-    }
-}
-
-/// `fields[name]` (`None` when absent), `name` a field's interned name: read in place at
-/// entry `at` (`PyDict_Next` from there), without hashing and probing, when that entry
-/// holds `name` itself, as it does in a dict made in field order and never deleted from
-/// (each result's: a copy of the model's template, or validation's); else looked up.
-#[inline]
-fn field_at<'py>(
-    fields: &Bound<'py, PyDict>,
-    at: Option<isize>,
-    name: &Bound<'py, PyString>,
-) -> PyResult<Option<Bound<'py, PyAny>>> {
-    if let Some(mut pos) = at {
-        let mut key = std::ptr::null_mut();
-        let mut value = std::ptr::null_mut();
-        // SAFETY: a live dict; `PyDict_Next` reads the first entry from `pos` on (none past
-        // its end), giving borrowed references, kept only when the key is `name`.
-        let found = unsafe { ffi::PyDict_Next(fields.as_ptr(), &mut pos, &mut key, &mut value) };
-        if found != 0 && key == name.as_ptr() {
-            // SAFETY: the dict's value, alive while the dict holds it; a reference taken.
-            let value = unsafe { Bound::from_borrowed_ptr(fields.py(), value) };
-            return Ok(Some(value));
+        if !result.get_type().is(self.result.bind(py)) {
+            return Ok((result.getattr(passed)?, result.getattr(outcome)?));
         }
+        let [outcome, passed] =
+            StepFields::new(result.clone()).read(self.read_at, [outcome, passed])?;
+        Ok((passed, outcome))
     }
-    fields.get_item(name)
 }
 
 /// The tally of the results `CheckRunner::run` made, counted as it made them (`Verdicts::
@@ -1345,26 +1310,6 @@ const COUNTS_FIELDS: [&str; 5] = [
     "errors",
 ];
 
-/// The `__dict__` of `result` when it is exactly of class `model` (a pydantic model keeps
-/// its field values there), else `None`.
-fn exact_dict<'py>(
-    result: &Bound<'py, PyAny>,
-    model: &Bound<'py, PyType>,
-) -> PyResult<Option<Bound<'py, PyDict>>> {
-    if !result.get_type().is(model) {
-        return Ok(None);
-    }
-    // SAFETY: a live object; `PyObject_GenericGetDict` returns a new reference to its
-    // instance dictionary (made if it had none), or NULL with an exception set.
-    let dict = unsafe {
-        Bound::from_owned_ptr_or_err(
-            result.py(),
-            ffi::PyObject_GenericGetDict(result.as_ptr(), std::ptr::null_mut()),
-        )?
-    };
-    Ok(dict.cast_into::<PyDict>().ok())
-}
-
 #[pymethods]
 impl Verdicts {
     #[new]
@@ -1394,21 +1339,25 @@ impl Verdicts {
                 None => counted_fields = false,
             }
         }
-        // Where `passed` and `outcome` stand among the result model's fields (a class
-        // without `model_fields`, none: its results are read by name).
-        let mut passed_at = None;
-        let mut outcome_at = None;
+        // Where the first of `outcome` and `passed` stands among the result model's fields
+        // (a class without `model_fields` or without both: 0, its results' dicts read
+        // from their first entry).
+        let mut places = [None, None];
         if let Ok(fields) = result.getattr(intern!(py, "model_fields")) {
             for (at, name) in fields.try_iter()?.enumerate() {
                 let name = name?;
                 let at = isize::try_from(at)?;
-                if name.eq(intern!(py, "passed"))? {
-                    passed_at = Some(at);
-                } else if name.eq(intern!(py, "outcome"))? {
-                    outcome_at = Some(at);
+                if name.eq(intern!(py, "outcome"))? {
+                    places[0] = Some(at);
+                } else if name.eq(intern!(py, "passed"))? {
+                    places[1] = Some(at);
                 }
             }
         }
+        let read_at = match places {
+            [Some(outcome), Some(passed)] => outcome.min(passed),
+            _ => 0,
+        };
         Ok(Self {
             verdict: verdict.unbind(),
             counts: counts.unbind(),
@@ -1417,8 +1366,7 @@ impl Verdicts {
             counted_at,
             pass: pass_.unbind(),
             result: result.unbind(),
-            passed_at,
-            outcome_at,
+            read_at,
         })
     }
 

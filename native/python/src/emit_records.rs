@@ -24,14 +24,13 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use otel_oracles_core::encode::proto;
 use otel_oracles_core::encode::records::{Event, LogRecord, Piece, Span};
 use pyo3::exceptions::PyValueError;
-use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString, PyTuple};
 
 use crate::encode::{attributes, attributes_into, severity_number, text, ProtoRequest, Skipped};
-use crate::evidence::StepFields;
 use crate::grade_tally::{count_fields, Generation, GradeTally, ResultKey, Tallied, VerdictLabels};
+use crate::pydict::StepFields;
 use crate::scrub::{str_text, Judged, ShownFilter};
 use crate::slots::{Fallback, SlotClass};
 
@@ -491,65 +490,6 @@ fn span_value(span_id: Option<&str>) -> Option<u64> {
         .filter(|&s| s != 0)
 }
 
-/// The fields `names` of `obj` (a result or a verdict), each as `StepFields::get` reads it,
-/// in one walk of its instance `__dict__`: a field filled by `ModelFill` is keyed by the
-/// interned name itself, so the walk matches keys by identity and stops at the last one
-/// wanted. Reading each by a lookup cost ~145 instructions a field, and the records read
-/// eleven of every result. A field whose key is not the name itself (a dict filled another
-/// way), or not in the dict (a property), is read as `StepFields::get` reads it. `names`
-/// in the model's declaration order make most keys match at their first comparison.
-fn fields_of<'py, const N: usize>(
-    obj: &Bound<'py, PyAny>,
-    names: [&Bound<'py, PyString>; N],
-) -> PyResult<[Bound<'py, PyAny>; N]> {
-    let py = obj.py();
-    let mut found: [Option<Bound<'py, PyAny>>; N] = std::array::from_fn(|_| None);
-    // SAFETY: `obj` is a live object; `PyObject_GenericGetDict` returns a new reference to
-    // its instance dict, or NULL with an exception set when it has none (taken: every
-    // field is then read by `StepFields`), as `StepFields::new` reads it.
-    let values = unsafe {
-        Bound::from_owned_ptr_or_err(
-            py,
-            ffi::PyObject_GenericGetDict(obj.as_ptr(), std::ptr::null_mut()),
-        )
-    }
-    .ok()
-    .and_then(|v| v.cast_into::<PyDict>().ok());
-    if let Some(values) = &values {
-        let (mut pos, mut key, mut value): (ffi::Py_ssize_t, _, _) =
-            (0, std::ptr::null_mut(), std::ptr::null_mut());
-        let (mut left, mut next) = (N, 0);
-        // SAFETY: `values` is a live dict, unchanged during the walk (no Python code runs
-        // in it); `PyDict_Next` lends its key and value, and each value kept is taken as a
-        // reference of its own while the dict still holds it.
-        while left > 0
-            && unsafe { ffi::PyDict_Next(values.as_ptr(), &mut pos, &mut key, &mut value) } != 0
-        {
-            let at = if names.get(next).is_some_and(|n| n.as_ptr() == key) {
-                Some(next)
-            } else {
-                names.iter().position(|n| n.as_ptr() == key)
-            };
-            if let Some(at) = at {
-                if found[at].is_none() {
-                    found[at] = Some(unsafe { Bound::from_borrowed_ptr(py, value) });
-                    left -= 1;
-                }
-                next = at + 1;
-            }
-        }
-    }
-    if found.iter().any(Option::is_none) {
-        let fields = StepFields::new(obj.clone());
-        for (slot, name) in found.iter_mut().zip(names) {
-            if slot.is_none() {
-                *slot = Some(fields.get(name)?);
-            }
-        }
-    }
-    Ok(found.map(|f| f.expect("every field read above")))
-}
-
 /// An optional str field (`None` and the empty string alike: absent).
 fn optional_text(obj: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
     if obj.is_none() {
@@ -842,8 +782,8 @@ impl VerdictRecords {
         let py = verdict.py();
         // Declaration order, then `verdict` (a property: read last, as an attribute).
         let [contract_id, contract_version, contract_hash, trace_id, root_span_id, agent, results, counts, duration_ns, outcome] =
-            fields_of(
-                verdict,
+            StepFields::new(verdict.clone()).read(
+                0,
                 [
                     intern!(py, "contract_id"),
                     intern!(py, "contract_version"),
@@ -869,8 +809,8 @@ impl VerdictRecords {
             contract_hash,
             agent,
             outcome,
-            counts: fields_of(
-                &counts,
+            counts: StepFields::new(counts).read(
+                0,
                 [
                     invariant,
                     tolerated,
@@ -904,8 +844,8 @@ impl VerdictRecords {
         let py = result.py();
         // `OracleResult`'s declaration order.
         let [oracle_type, name, layer, outcome, passed, message, details, span_ids, steps, used, budget] =
-            fields_of(
-                result,
+            StepFields::new(result.clone()).read(
+                0,
                 [
                     intern!(py, "oracle_type"),
                     intern!(py, "name"),

@@ -42,7 +42,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PySlice, PyString, PyTuple, PyType};
 
-use crate::pydict;
+use crate::pydict::{self, StepFields};
 use crate::slots::{object_new, SlotLayout};
 use crate::tool_glob;
 
@@ -471,59 +471,6 @@ impl<'py> Kinds<'py> {
             }
         }
         Ok(Group::Other)
-    }
-}
-
-/// A step's field: from its instance `__dict__` (where a `Record` keeps its fields), else
-/// as an attribute.
-fn field<'py>(
-    step: &Bound<'py, PyAny>,
-    fields: Option<&Bound<'py, PyDict>>,
-    name: &Bound<'py, PyString>,
-) -> PyResult<Bound<'py, PyAny>> {
-    if let Some(found) = fields.map(|f| f.get_item(name)).transpose()?.flatten() {
-        return Ok(found);
-    }
-    step.getattr(name)
-}
-
-/// `step`'s instance `__dict__` as `object`'s own `__dict__` descriptor gives it
-/// (`PyObject_GenericGetDict`), without looking `__dict__` up through the class's MRO
-/// ([`StepFields::new`]); `None` when it has none, or one that is no `dict`.
-pub(crate) fn instance_dict<'py>(step: &Bound<'py, PyAny>) -> Option<Bound<'py, PyDict>> {
-    // SAFETY: `step` is a live object; `PyObject_GenericGetDict` returns a new reference to
-    // its instance dict, or NULL with an exception set when it has none (taken).
-    unsafe {
-        Bound::from_owned_ptr_or_err(
-            step.py(),
-            ffi::PyObject_GenericGetDict(step.as_ptr(), std::ptr::null_mut()),
-        )
-    }
-    .ok()
-    .and_then(|v| v.cast_into::<PyDict>().ok())
-}
-
-/// A step's fields, read as `field` reads them (and a result's, by the emitter's records:
-/// a pydantic model keeps its fields in its instance `__dict__` too).
-pub(crate) struct StepFields<'py> {
-    step: Bound<'py, PyAny>,
-    values: Option<Bound<'py, PyDict>>,
-}
-
-impl<'py> StepFields<'py> {
-    /// `step`'s fields, read from its instance `__dict__` as `object`'s own `__dict__`
-    /// descriptor gives it (`PyObject_GenericGetDict`, which that descriptor calls for a
-    /// class defined in Python: a `Record` does not define `__dict__` itself), without
-    /// the attribute lookup through the class's MRO that `step.__dict__` costs (~200
-    /// instructions a step, and the checks read every step of a trajectory several
-    /// times). A step without an instance dict has its fields read as attributes.
-    pub(crate) fn new(step: Bound<'py, PyAny>) -> Self {
-        let values = instance_dict(&step);
-        StepFields { step, values }
-    }
-
-    pub(crate) fn get(&self, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
-        field(&self.step, self.values.as_ref(), name)
     }
 }
 

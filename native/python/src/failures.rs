@@ -15,7 +15,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
 
-use crate::evidence::{call_failure, memoized, view_of, StepFields};
+use crate::evidence::{call_failure, memoized, view_of};
+use crate::pydict::StepFields;
 
 /// How a call's failure is judged: the pieces of `trace_common` the judging reads.
 pub(crate) struct Failures {

@@ -23,7 +23,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PySlice, PyString, PyTuple};
 
-use crate::evidence::StepFields;
+use crate::pydict::StepFields;
 
 /// A histogram of grading seconds with explicit bounds, as the SDK's explicit-bucket
 /// aggregation keeps one: a value goes to the first bucket whose bound is not below it.

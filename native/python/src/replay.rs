@@ -28,7 +28,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 
-use crate::evidence::StepFields;
+use crate::pydict::StepFields;
 
 /// A workspace's own files written in memory, from which each trajectory's edits are
 /// replayed (`otel_oracles.replay.WorkspaceReplay`, one per compiled contract).

@@ -34,6 +34,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use crate::pydict::instance_dict;
 use crate::scrub::{surrogatepass_bytes, Judged, ReadFields, ShownFilter};
 
 /// Deepest nesting `json_indented` writes; deeper values are left to its caller (a value's
@@ -934,22 +935,18 @@ impl Fields {
     /// anything else.
     pub(crate) fn values<'py>(&self, model: &Bound<'py, PyAny>) -> PyResult<Held<'py>> {
         let py = model.py();
-        // SAFETY: `object.__dict__`'s getter on a live object; a new reference or null with
-        // an error set. A model's `__dict__` is that getter's (pydantic declares it a slot),
-        // without looking the name up through the type's dicts; an object it refuses is
-        // asked by name, as before, for the error (or a `__dict__` of its own).
-        let held = unsafe {
-            Bound::from_owned_ptr_or_err(
-                py,
-                ffi::PyObject_GenericGetDict(model.as_ptr(), std::ptr::null_mut()),
-            )
-        };
-        let held = match held {
-            Ok(held) => held,
-            Err(_) => model.getattr(intern!(py, "__dict__"))?,
-        };
-        let Ok(dict) = held.cast_into::<PyDict>() else {
-            return Ok(Held::Dumped(model_dump(model)?));
+        // A model's `__dict__` as `object`'s descriptor gives it (`instance_dict`), without
+        // looking the name up through the type's dicts; an object it refuses is asked by
+        // name, as before, for the error (or a `__dict__` of its own).
+        let dict = match instance_dict(model) {
+            Some(dict) => dict,
+            None => match model
+                .getattr(intern!(py, "__dict__"))?
+                .cast_into::<PyDict>()
+            {
+                Ok(dict) => dict,
+                Err(_) => return Ok(Held::Dumped(model_dump(model)?)),
+            },
         };
         if dict.len() != self.names.len() {
             return Ok(Held::Dumped(model_dump(model)?));

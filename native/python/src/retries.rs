@@ -12,9 +12,9 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
-use crate::evidence::{self, memoized, tool_repeats, StepFields};
+use crate::evidence::{self, memoized, tool_repeats};
 use crate::failures::Failures;
-use crate::pydict;
+use crate::pydict::{self, StepFields};
 
 /// `(retry, failed call it repeats, why that call failed)` for the calls of `tools` (every
 /// call when empty; `calls_of(tools, True)`) failed under `error_pattern`

@@ -35,8 +35,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::PyTypeInfo;
 
-use crate::evidence::instance_dict;
-use crate::pydict;
+use crate::pydict::{self, instance_dict};
 
 /// Deepest nesting written from a step's fields or an AgentBench object: below pydantic's
 /// own serialization limit (it refuses values nested about 255 levels deep) and

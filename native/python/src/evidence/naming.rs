@@ -15,7 +15,8 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyInt, PyList, PyString};
 
-use super::{placeholder, StepFields};
+use super::placeholder;
+use crate::pydict::StepFields;
 
 /// How many steps `list_steps` names before it stops listing (`evidence.MAX_LISTED`,
 /// Python's name for it: `MAX_LISTED_STEPS`).

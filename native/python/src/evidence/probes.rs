@@ -22,11 +22,11 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyList, PyString, PyTuple};
 
-use crate::pydict;
+use crate::pydict::{self, StepFields};
 
 use super::messages::messages_empty;
+use super::placeholder;
 use super::view::StepView;
-use super::{placeholder, StepFields};
 
 /// What a probe asks of each step it reads.
 #[derive(Clone, Copy, PartialEq)]

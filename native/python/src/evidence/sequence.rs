@@ -18,10 +18,10 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::pydict;
+use crate::pydict::{self, StepFields};
 use crate::tool_glob::NamedBy;
 
-use super::{where_text, StepFields};
+use super::where_text;
 
 /// A call's names as the items' tools are matched against them: its tool, and the name an
 /// MCP server ran it under (`attributes.mcp_tool`, when a `str`); `None` for a name that is

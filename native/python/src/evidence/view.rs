@@ -22,11 +22,11 @@ use pyo3::types::{PyDict, PyFrozenSet, PyInt, PyList, PySet, PyString, PyTuple};
 use std::sync::OnceLock;
 
 use super::messages::{assistant_text, call_ids, messages_empty, tool_names};
-use crate::pydict::{self, items_of};
+use crate::pydict::{self, items_of, StepFields};
 use crate::tool_glob::{self, NamedBy};
 
 use super::probes::Answers;
-use super::{placeholder, Group, Kinds, StepFields};
+use super::{placeholder, Group, Kinds};
 
 /// A fact found for the Python that words it: `(found, step, value)` (`final_output`,
 /// `fragment`).
