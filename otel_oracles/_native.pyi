@@ -26,6 +26,7 @@ from otel_oracles.model.span import LinkRecord, LogRecord, SpanRecord, Trace
 from otel_oracles.model.step import SpanRef, Step, StepKind, Trajectory
 
 __all__ = [
+    "KEPT_TUPLES",
     "LATE_SAMPLE_SIZE",
     "MAX_ANY_VALUE_DEPTH",
     "MAX_LISTED_STEPS",
@@ -1823,6 +1824,10 @@ def words_search(pattern: object, text: object, /) -> tuple[int, int] | tuple[()
     asks it for ``must_disclose`` and ``uncertainty_pattern``."""
 
 MAX_TOOL_NAME: int
+
+KEPT_TUPLES: int
+"""The most contract tool-name tuples whose matcher the core keeps for the process; a tuple
+past them gets a matcher for each ask."""
 
 def tool_first_match(
     recorded: object, patterns: tuple[str, ...], unknown_namespace_matches: bool = False, /

@@ -7,6 +7,7 @@ for (as a plug-in may return) must still be validated, converted or refused as b
 from __future__ import annotations
 
 import pickle
+import sys
 from collections import OrderedDict
 from enum import StrEnum
 from pathlib import Path
@@ -248,6 +249,55 @@ def test_details_only_a_new_finding_holds_are_the_results_and_no_others(held: bo
     assert second.details["n"] == 2 and shared["n"] == 2
     for got in (second, _graded(Finding.ok("x"))):
         assert_same_object(got, validated(got.model_dump()))
+
+
+_HELD: list[dict[str, Any]] = [{"k": [1], "n": 2}]
+
+
+class _HeldFinding:
+    """A finding of a plug-in's own class whose ``details`` is a property answering a dict
+    the test holds: new for each check, its details counted once besides the reader's, as a
+    new ``Finding``'s are, but not held by the finding."""
+
+    status, message, breach, unseen = "fail", "held", "budget", False
+    span_ids: tuple[str, ...] = ()
+    step_indexes: tuple[int, ...] = ()
+    used = 0
+
+    @property
+    def details(self) -> dict[str, Any]:
+        return _HELD[0]
+
+
+@register_oracle
+class _ReturnsHeld(OracleCheck):
+    oracle_type: ClassVar[str] = "trusted_results_test_held"
+
+    def check(self, ctx: GradeContext) -> Any:
+        return _HeldFinding()
+
+
+def test_details_another_class_of_finding_answers_are_copied() -> None:
+    """Only an exact ``Finding``'s details are taken by reference counts (the finding's own
+    slot holds one of them); a finding of any other class reads them by name, and what it
+    answers is copied, whatever its count."""
+    compiled = contract(invariants=[{"type": "trusted_results_test_held"}])
+    (got,) = grade(compiled, traj(gen("hi"))).results
+    assert got.details == _HELD[0] and got.details is not _HELD[0]
+    got.details["n"] = 3
+    assert _HELD[0]["n"] == 2
+
+
+def test_a_results_fields_set_has_its_names_frozensets_table() -> None:
+    """The core makes a result's fields set as a copy of a frozenset of all names but the
+    last, the last added (``ModelFill::fields_set``), which pays while CPython sizes that
+    copy's table as the frozenset's own and a copy of all the names twice as large (16
+    names). Fails when that sizing, or the number of fields, changes: the split then saves
+    nothing and should go."""
+    got = _graded(Finding.ok("x")).model_fields_set
+    assert got == set(FIELDS)
+    whole = set(frozenset(FIELDS))
+    assert sys.getsizeof(got) == sys.getsizeof(frozenset(FIELDS)) < sys.getsizeof(whole)
 
 
 def test_each_result_has_a_fields_set_of_its_own() -> None:

@@ -95,3 +95,27 @@ def test_a_class_with_its_own_from_normalized_makes_its_records() -> None:
     assert type(t) is Traced and made == [TRACE]
     assert (t.root_name, t.service_name, t.span_count) == ("app", "support-bot", 1)
     assert type(_map()) is Trajectory, "the mapper's class is still made by the core"
+
+
+def test_a_class_the_core_cannot_mold_is_checked_once() -> None:
+    """The core checks each class it is given once (``TrajectoryMold``: its record made
+    from a copy of the field defaults) and keeps the answer, a refusal too: a class with
+    its own ``from_normalized`` is refused, and not looked at again for the next trace."""
+    looked: list[str] = []
+
+    class Looked(type):
+        def __getattribute__(cls, name: str) -> Any:
+            looked.append(name)
+            return super().__getattribute__(name)
+
+    class Traced(Trajectory, metaclass=Looked):
+        @classmethod
+        def from_normalized(cls, values: Mapping[str, Any]) -> Traced:
+            return super().from_normalized(values)
+
+    trace = build_trace(TRACE, [_span(ROOT, "", "app")])
+    made = [build_trajectory(Traced, StepKind.AGENT, trace, [], {}, {}, (), ((), ()))]
+    checked = looked.count("__dictoffset__")
+    made.append(build_trajectory(Traced, StepKind.AGENT, trace, [], {}, {}, (), ((), ())))
+    assert checked == 1 and looked.count("__dictoffset__") == 1
+    assert [type(t) for t in made] == [Traced, Traced] and made[0] == made[1]

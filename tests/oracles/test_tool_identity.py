@@ -348,3 +348,25 @@ def test_the_evidences_selections_ask_the_cores_matcher_as_first_match() -> None
                 empty_named += any(s.tool == "" and id(s) not in selection for s in answers)
     assert selected > 100
     assert empty_named, "an empty pattern must name a call in the final answer, not in calls_of"
+
+
+def test_names_tuples_past_those_kept_are_matched_as_first_match() -> None:
+    """The core keeps a matcher per names tuple for the process, up to ``KEPT_TUPLES``
+    tuples (``tool_glob::kept``: contracts name a few dozen); a tuple past them gets a
+    matcher made for the ask. Twice as many new tuples as are kept, each asked twice and
+    in both modes: the selections are ``first_match``'s, kept or not."""
+    trajectory = _calls_with(_recorded_names()[:40])
+    tuples = [
+        (f"unnamed_{i}", *FIRST_MATCH_PATTERNS[i % len(FIRST_MATCH_PATTERNS)])
+        for i in range(2 * _native.KEPT_TUPLES)
+    ]
+    selected = 0
+    for _ in range(2):
+        ev = Evidence(trajectory)
+        for patterns in tuples:
+            for lax in (False, True):
+                got = ev.calls_of(patterns, lax)
+                want = calls_named(ev.groups.calls, patterns, lax)
+                assert [id(s) for s in got] == [id(s) for s in want], (patterns, lax)
+                selected += 0 < len(got) < len(ev.groups.calls)
+    assert selected > len(tuples)

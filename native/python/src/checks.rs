@@ -487,8 +487,15 @@ impl CheckRunner {
             // Details that only the finding holds, a finding only this call holds (a plan's
             // or a check's new finding, dropped when its result is made), are the result's
             // as they are: nothing else can reach them, as with a copy, without making one
-            // and freeing the finding's.
-            let copied = if sole(&finding, 1) && sole(&details, 2) {
+            // and freeing the finding's. Only an exact `Finding`'s, read from its own slot:
+            // then the finding is the holder of the second reference. Any other finding's
+            // `details` is read by name, which may answer a dict something else holds (a
+            // property), with the same count (`test_trusted_results`).
+            let own = self
+                .finding
+                .as_ref()
+                .is_some_and(|layout| layout.holds(&finding));
+            let copied = if own && sole(&finding, 1) && sole(&details, 2) {
                 details.cast_into::<PyDict>()?
             } else {
                 details.cast::<PyDict>()?.copy()?

@@ -841,28 +841,17 @@ fn field_kept(value: &Bound<'_, PyAny>) -> bool {
     member_kept(value) || value.is_instance_of::<PyString>()
 }
 
-/// The runs of a result's fields (by their keys' text, `"name": `) whose lines
-/// [`LineCache`] keeps together: the longest stretches of two or more fields written by
-/// their lines alone and most often the same objects from result to result (not the
-/// message, details and params, written otherwise; nor the span ids, step indexes and
-/// duration, new objects each time), at most [`RUN_FIELDS`] each: for each field, the end
-/// of the run starting there (0: none).
-fn field_runs(keys: &[Vec<u8>]) -> Vec<usize> {
-    let apart: Vec<Vec<u8>> = [
-        "message",
-        "details",
-        "params",
-        "span_ids",
-        "step_indexes",
-        "duration_ns",
-    ]
-    .iter()
-    .map(|name| key_text(name))
-    .collect();
-    let mut run_end = vec![0; keys.len()];
+/// The runs of a result's `fields` fields whose lines [`LineCache`] keeps together: the
+/// longest stretches of two or more fields written by their lines alone and most often the
+/// same objects from result to result, none of the fields at the places `apart` (the
+/// message, details and params, written otherwise; the span ids, step indexes and duration,
+/// new objects each time), at most [`RUN_FIELDS`] each: for each field, the end of the run
+/// starting there (0: none).
+fn field_runs(fields: usize, apart: &[usize]) -> Vec<usize> {
+    let mut run_end = vec![0; fields];
     let mut start = 0;
-    for i in 0..=keys.len() {
-        let runs = i < keys.len() && !apart.contains(&keys[i]);
+    for i in 0..=fields {
+        let runs = i < fields && !apart.contains(&i);
         if runs && i - start < RUN_FIELDS {
             continue;
         }
@@ -1090,21 +1079,37 @@ impl VerdictJson {
                 line
             })
             .collect();
-        let run_end = field_runs(&result.keys);
+        let (message_at, details_at, params_at, steps_at) = (
+            result.position("message")?,
+            result.position("details")?,
+            result.position("params")?,
+            result.position("step_indexes")?,
+        );
+        let run_end = field_runs(
+            result.keys.len(),
+            &[
+                message_at,
+                details_at,
+                params_at,
+                result.position("span_ids")?,
+                steps_at,
+                result.position("duration_ns")?,
+            ],
+        );
         Ok(VerdictJson {
             result_lines,
             run_end,
             results_at: verdict.position("results")?,
             counts_at: verdict.position("counts")?,
-            message_at: result.position("message")?,
-            details_at: result.position("details")?,
-            params_at: result.position("params")?,
+            message_at,
+            details_at,
+            params_at,
             name_at: result.position("name")?,
             oracle_type_at: result.position("oracle_type")?,
             outcome_at: result.position("outcome")?,
             used_at: result.position("used")?,
             budget_at: result.position("budget")?,
-            steps_at: result.position("step_indexes")?,
+            steps_at,
             passed_at: verdict.position("passed")?,
             derived_counts: [
                 counts.position("invariant_failures")?,

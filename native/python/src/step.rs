@@ -38,7 +38,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBool, PyDict, PyInt, PyList, PySet, PyString, PyTuple, PyType};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// What a tool call's kind is read with: `(tool_class, normalize_path, path keys, content
 /// keys, command keys)`.
@@ -915,9 +915,9 @@ fn none_or_str(value: &Bound<'_, PyAny>) -> bool {
 /// orphans, `unmapped` and `used_files` (the coverage), the set's `final_answer_tools` and
 /// `model_status` (`(errors, patterns)`), and plain copies of the root's resource and
 /// attributes. Made as `cls.from_normalized` makes it when every id and name is `None` or an
-/// exact `str` (by the core when `cls` is the class `TrajectoryMold` was checked on: the
-/// values over a copy of its field defaults, set as a new instance's `__dict__`, without a
-/// Python frame), else by `cls(**values)`, so validation decides an odd one.
+/// exact `str` (by the core when `TrajectoryMold` accepts `cls`: the values over a copy of
+/// its field defaults, set as a new instance's `__dict__`, without a Python frame), else by
+/// `cls(**values)`, so validation decides an odd one.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
 fn build_trajectory<'py>(
@@ -980,30 +980,36 @@ fn build_trajectory<'py>(
     } else {
         None
     };
-    let values = match mold {
+    let values = match &mold {
         Some(mold) => mold.template.bind(py).copy()?,
         None => PyDict::new(py),
     };
-    values.set_item(intern!(py, "steps"), steps)?;
-    values.set_item(intern!(py, "trace_id"), trace_id)?;
-    values.set_item(intern!(py, "root_span_id"), root_span_id)?;
-    values.set_item(intern!(py, "root_name"), root_name)?;
-    values.set_item(intern!(py, "service_name"), service_name)?;
-    values.set_item(intern!(py, "agent_name"), agent_name)?;
-    let spans = trace.getattr(intern!(py, "spans"))?;
-    values.set_item(intern!(py, "span_count"), spans.len()?)?;
-    values.set_item(intern!(py, "orphan_spans"), orphans)?;
-    values.set_item(
-        intern!(py, "incomplete"),
+    // `trajectory_given`'s order.
+    let given: [Bound<'py, PyAny>; GIVEN] = [
+        steps.clone().into_any(),
+        trace_id,
+        root_span_id,
+        root_name,
+        service_name,
+        agent_name,
+        trace
+            .getattr(intern!(py, "spans"))?
+            .len()?
+            .into_pyobject(py)?
+            .into_any(),
+        orphans.into_any(),
         trace.getattr(intern!(py, "incomplete"))?,
-    )?;
-    values.set_item(intern!(py, "unmapped_spans"), unmapped)?;
-    values.set_item(intern!(py, "conventions"), used_files)?;
-    values.set_item(intern!(py, "final_answer_tools"), final_answer_tools)?;
-    values.set_item(intern!(py, "model_status_errors"), model_status.0)?;
-    values.set_item(intern!(py, "model_status_patterns"), model_status.1)?;
-    values.set_item(intern!(py, "resource"), resource)?;
-    values.set_item(intern!(py, "root_attributes"), root_attributes)?;
+        unmapped.clone().into_any(),
+        used_files.clone().into_any(),
+        final_answer_tools.clone(),
+        model_status.0,
+        model_status.1,
+        resource.into_any(),
+        root_attributes.into_any(),
+    ];
+    for (name, value) in trajectory_given(py).iter().zip(given) {
+        values.set_item(name.bind(py), value)?;
+    }
     if let Some(mold) = mold {
         let record = blank(mold.object_new, cls.cast::<PyType>()?)?;
         set_field(&record, intern!(py, "__dict__"), values.as_any())?;
@@ -1015,8 +1021,12 @@ fn build_trajectory<'py>(
     cls.call((), Some(&values))
 }
 
-/// The names `build_trajectory` gives a trajectory, in the order it sets them.
-const TRAJECTORY_GIVEN: [&str; 16] = [
+/// How many values `build_trajectory` gives a trajectory.
+const GIVEN: usize = 16;
+
+/// The names `build_trajectory` gives a trajectory, in the order it sets them: the names
+/// it sets and those `TrajectoryMold::new` checks the class's fields against are one list.
+const TRAJECTORY_GIVEN: [&str; GIVEN] = [
     "steps",
     "trace_id",
     "root_span_id",
@@ -1035,35 +1045,63 @@ const TRAJECTORY_GIVEN: [&str; 16] = [
     "root_attributes",
 ];
 
-/// What `Trajectory.from_normalized` does with `build_trajectory`'s values, known once for
-/// the first class `build_trajectory` is given (the mapper's `Trajectory`): a copy of its
-/// field defaults (`Record._template`, declared order) with the given values set in it is
-/// the `__dict__` `_complete` makes (`{**template, **values}`), as long as every required
-/// field and every field with a default factory is among the given ones and every given
-/// name is a field (so the factories are never called and the checks cannot fail). Why:
-/// the Python call (`from_normalized`, `_complete`'s merge, loops and checks) cost ~13,000
+/// `TRAJECTORY_GIVEN`, each name interned once for the process (the keys every trajectory's
+/// `__dict__` is made with, as `intern!` makes them).
+fn trajectory_given(py: Python<'_>) -> &[Py<PyString>; GIVEN] {
+    static GIVEN_NAMES: PyOnceLock<[Py<PyString>; GIVEN]> = PyOnceLock::new();
+    GIVEN_NAMES.get_or_init(py, || {
+        TRAJECTORY_GIVEN.map(|name| PyString::intern(py, name).unbind())
+    })
+}
+
+/// What `Trajectory.from_normalized` does with `build_trajectory`'s values, known once per
+/// class `build_trajectory` is given (the mapper's `Trajectory`): a copy of its field
+/// defaults (`Record._template`, declared order) with the given values set in it is the
+/// `__dict__` `_complete` makes (`{**template, **values}`), as long as every required field
+/// and every field with a default factory is among the given ones and every given name is
+/// a field (so the factories are never called and the checks cannot fail). Why: the Python
+/// call (`from_normalized`, `_complete`'s merge, loops and checks) cost ~13,000
 /// instructions a trace, paid once per trace whatever its size.
 struct TrajectoryMold {
-    cls: Py<PyType>,
     template: Py<PyDict>,
     object_new: ffi::newfunc,
 }
 
-/// Made for the first class given that `TrajectoryMold::new` accepts.
-static TRAJECTORY_MOLD: PyOnceLock<TrajectoryMold> = PyOnceLock::new();
+/// The most classes whose mold, or refusal, `MOLDS` keeps: the classes come from code (the
+/// mapper's `Trajectory`, a test's subclass), not from traces; a class past them is checked
+/// again each time it is given.
+const MOLDED_CLASSES: usize = 8;
+
+/// Each class `build_trajectory` was given with its mold, or `None` when
+/// `TrajectoryMold::new` refused it (a refused class is not checked again for every trace).
+/// The classes are held, so one cannot be freed and another made at its address.
+static MOLDS: Mutex<Vec<Molded>> = Mutex::new(Vec::new());
+
+/// A class and its mold (`None`: refused).
+type Molded = (Py<PyAny>, Option<Arc<TrajectoryMold>>);
 
 impl TrajectoryMold {
-    /// The mold, when `cls` is the class it was made for (else the caller calls
-    /// `cls.from_normalized`).
-    fn of(cls: &Bound<'_, PyAny>) -> PyResult<Option<&'static TrajectoryMold>> {
-        let py = cls.py();
-        if TRAJECTORY_MOLD.get(py).is_none() {
-            if let Some(mold) = Self::new(cls)? {
-                // Another thread may have set it meanwhile: the first one stays.
-                let _ = TRAJECTORY_MOLD.set(py, mold);
-            }
+    /// The mold of `cls`, or `None` when it has none (the caller then calls
+    /// `cls.from_normalized`): found among `MOLDS`, else checked (`new`) and kept there.
+    fn of(cls: &Bound<'_, PyAny>) -> PyResult<Option<Arc<TrajectoryMold>>> {
+        let known = |molds: &[Molded]| {
+            molds
+                .iter()
+                .find(|(kept, _)| kept.as_ptr() == cls.as_ptr())
+                .map(|(_, mold)| mold.clone())
+        };
+        let found = known(&MOLDS.lock().unwrap_or_else(PoisonError::into_inner));
+        if let Some(mold) = found {
+            return Ok(mold);
         }
-        Ok(TRAJECTORY_MOLD.get(py).filter(|m| m.cls.bind(py).is(cls)))
+        // Checked without the lock held: the check runs Python code (attribute reads).
+        let mold = Self::new(cls)?.map(Arc::new);
+        let mut molds = MOLDS.lock().unwrap_or_else(PoisonError::into_inner);
+        // Another thread may have kept it meanwhile: the first one stays.
+        if molds.len() < MOLDED_CLASSES && known(&molds).is_none() {
+            molds.push((cls.clone().unbind(), mold.clone()));
+        }
+        Ok(mold)
     }
 
     /// `None` when `cls` is no plain record class whose `from_normalized` is `Record`'s and
@@ -1102,18 +1140,15 @@ impl TrajectoryMold {
         let Ok(template) = cls.getattr(intern!(py, "_template"))?.cast_into::<PyDict>() else {
             return Ok(None);
         };
-        let given: Vec<Bound<'_, PyString>> = TRAJECTORY_GIVEN
-            .iter()
-            .map(|name| PyString::new(py, name))
-            .collect();
-        for name in &given {
-            if !template.contains(name)? {
+        let given = trajectory_given(py);
+        for name in given {
+            if !template.contains(name.bind(py))? {
                 return Ok(None);
             }
         }
         let covered = |name: Bound<'_, PyAny>| -> PyResult<bool> {
-            for g in &given {
-                if g.as_any().eq(&name)? {
+            for g in given {
+                if g.bind(py).as_any().eq(&name)? {
                     return Ok(true);
                 }
             }
@@ -1130,7 +1165,6 @@ impl TrajectoryMold {
             }
         }
         Ok(Some(TrajectoryMold {
-            cls: cls.clone().unbind(),
             template: template.copy()?.unbind(),
             object_new: object_new()?,
         }))

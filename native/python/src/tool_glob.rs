@@ -28,8 +28,12 @@ use pyo3::types::{PyDict, PyString, PyTuple};
 const REMEMBERED_NAMES: usize = 1024;
 
 /// The most names tuples `kept` keeps a `NamedBy` for; past them, a tuple's is made per
-/// ask (a contract set names a few dozen tuples; more is a program making tuples per call).
-const KEPT_TUPLES: usize = 1024;
+/// ask. The tuples come from contracts and conventions (a contract set names a few dozen:
+/// its forbidden and allowed tools, the final-answer tools), not from traces, so a small
+/// table holds a run's; more is a program making tuples per call, whose answers a kept
+/// table would only hold on to for the process (each `NamedBy` up to `REMEMBERED_NAMES`
+/// names).
+const KEPT_TUPLES: usize = 64;
 
 /// What `first_match(name, patterns, mode)` answered for one name: no pattern named it,
 /// or one did and the pattern returned is empty (falsy: the text `""`) or not.
@@ -231,5 +235,6 @@ fn tool_first_match<'py>(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_TOOL_NAME", otel_oracles_core::tool_glob::MAX_TOOL_NAME)?;
+    m.add("KEPT_TUPLES", KEPT_TUPLES)?;
     m.add_function(wrap_pyfunction!(tool_first_match, m)?)
 }
