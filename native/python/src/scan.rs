@@ -265,6 +265,17 @@ impl<'b> Writer<'b> {
         true
     }
 
+    /// A key's bytes as the JSON is written from them: its UTF-8, or its `surrogatepass`
+    /// bytes where it holds a lone surrogate; `None` where the text cannot be written
+    /// (pydantic cannot write such a key: it raises).
+    fn key_bytes<'k>(&self, key: &'k Bound<'_, PyString>) -> Option<Cow<'k, [u8]>> {
+        match key.to_str() {
+            Ok(text) => Some(Cow::Borrowed(text.as_bytes())),
+            Err(_) if self.floats == Floats::PydanticJson => None,
+            Err(_) => str_bytes(key).ok(),
+        }
+    }
+
     /// A dict (at `depth`; its values at `depth` + 1), its entries written in the order of
     /// their keys' code points.
     fn dict(&mut self, dict: &Bound<'_, PyDict>, depth: usize, out: &mut Vec<u8>) -> bool {
@@ -280,14 +291,8 @@ impl<'b> Writer<'b> {
         }
         let mut entries: Vec<(Cow<'_, [u8]>, &Bound<'_, PyAny>)> = Vec::with_capacity(keys.len());
         for (key, item) in &keys {
-            let bytes = match key.to_str() {
-                Ok(text) => Cow::Borrowed(text.as_bytes()),
-                // pydantic cannot write a key holding lone surrogates: it raises.
-                Err(_) if self.floats == Floats::PydanticJson => return false,
-                Err(_) => match str_bytes(key) {
-                    Ok(bytes) => bytes,
-                    Err(_) => return false,
-                },
+            let Some(bytes) = self.key_bytes(key) else {
+                return false;
             };
             entries.push((bytes, item));
         }
@@ -366,13 +371,8 @@ impl<'b> Writer<'b> {
         if known {
             return self.json(item, depth + 1, out);
         }
-        let bytes = match key.to_str() {
-            Ok(text) => Cow::Borrowed(text.as_bytes()),
-            Err(_) if self.floats == Floats::PydanticJson => return false,
-            Err(_) => match str_bytes(key) {
-                Ok(bytes) => bytes,
-                Err(_) => return false,
-            },
+        let Some(bytes) = self.key_bytes(key) else {
+            return false;
         };
         let before = out.len();
         self.quoted(&bytes, out);
