@@ -9,7 +9,6 @@ its request multiplied; the results are linked exactly as before, by id and by p
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.mapping._mapper import Draft, _responses
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import read_traces
+from tests.support.cpu_cost import cpu_seconds
 
 CAPTURE = (
     Path(__file__).resolve().parents[1]
@@ -91,22 +91,21 @@ def test_every_requested_call_gets_its_own_result(ids: bool, reverse: bool, tmp_
 def test_linking_cost_grows_with_the_calls_not_their_square(ids: bool, tmp_path: Path) -> None:
     """CPU time of mapping 8 times the calls, side by side: linear work is about 8 times
     (less, with the fixed cost of the rest: 3 to 4 here), quadratic 64; the bound leaves room
-    for a loaded machine. Before, 1,000 calls took 0.6 s of CPU and 8,000 about 40 s."""
-    costs = []
+    for a loaded machine (``cpu_seconds``: the least of three runs, the collector paused).
+    Before, 1,000 calls took 0.6 s of CPU and 8,000 about 40 s."""
     for n in (1000, 8000):
-        _many_calls(n, ids, tmp_path)  # warm: conventions compiled, caches filled
-        start = time.process_time()
         traj = _many_calls(n, ids, tmp_path)
-        costs.append(time.process_time() - start)
         assert sum(1 for s in traj.steps if s.result is not None) == n
+    costs = [cpu_seconds(lambda n=n: _many_calls(n, ids, tmp_path)) for n in (1000, 8000)]
     assert costs[1] < 20 * costs[0], costs
 
 
 def test_answers_out_of_order_cost_grows_with_the_answers() -> None:
     """``_responses`` over one input of 16,000 calls answered last first, against 2,000: the
     pending calls were a list searched and shortened per answer (quadratic). Each size's cost
-    is the least of three runs after a warm-up, so a moment of load on a shared machine does
-    not count as growth (linear is ~8x, quadratic 64x)."""
+    is ``cpu_seconds``' (the least of three runs after a warm-up, the collector paused), so
+    neither a moment of load on a shared machine nor a collection of the suite's heap counts
+    as growth (linear is ~8x, quadratic 64x)."""
     rule = next(iter(load_conventions().compiled().rules))
 
     def cost(n: int) -> float:
@@ -114,10 +113,8 @@ def test_answers_out_of_order_cost_grows_with_the_answers() -> None:
         answers = [{"type": "tool_call_response", "id": f"c{i}"} for i in reversed(range(n))]
         draft = Draft(kind="generation", span=None, rule=rule)
         draft.fields["input_messages"] = [{"parts": calls}, {"parts": answers}]
-        start = time.process_time()
         assert len(_responses(draft)) == n
-        return time.process_time() - start
+        return cpu_seconds(lambda: _responses(draft))
 
-    cost(2000)  # warm up
-    costs = [min(cost(n) for _ in range(3)) for n in (2000, 16000)]
+    costs = [cost(n) for n in (2000, 16000)]
     assert costs[1] < 20 * costs[0], costs

@@ -16,7 +16,6 @@ time of 8 times the size, side by side, must stay near 8 times (quadratic work i
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ import pytest
 from otel_oracles.mapping import load_conventions, map_trace
 from otel_oracles.model.step import Trajectory
 from otel_oracles.pipeline import read_traces
+from tests.support.cpu_cost import cpu_seconds
 
 TRACE_ID = "bbba9f14d6739aef446ce3cf55967c2f"
 T0 = 1796209347683180919
@@ -171,10 +171,8 @@ def test_linking_cost_grows_with_the_trace_not_its_square(
     bound, 2.5 times the factor, leaves room for a loaded machine (the last search is cheap
     per step, so only 16 times the steps shows its square clearly). Before, 16,000, 4,000
     and 32,000 took 30, 11 and over 20 s."""
-    _mapped(build(100), tmp_path / "warm.json")  # conventions compiled, caches filled
-    costs = []
-    for n in (small, factor * small):
-        start = time.process_time()
-        _mapped(build(n), tmp_path / f"{n}.json")
-        costs.append(time.process_time() - start)
+    costs = [
+        cpu_seconds(lambda n=n: _mapped(build(n), tmp_path / f"{n}.json"))
+        for n in (small, factor * small)
+    ]
     assert costs[1] < 2.5 * factor * costs[0], costs

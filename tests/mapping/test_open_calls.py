@@ -8,10 +8,10 @@ trace quadratic, or cubic where the open calls were rebuilt per result."""
 from __future__ import annotations
 
 import random
-import time
 from typing import Any
 
 from otel_oracles.model.tool_name import OpenCalls
+from tests.support.cpu_cost import cpu_seconds
 
 
 def _plain_twin(response_id: str, pending: dict[str, Any]) -> str | None:
@@ -57,19 +57,16 @@ def test_answers_are_those_of_a_plain_scan() -> None:
                 assert fast.first() == next(iter(plain))
 
 
-def _unmatched_results(n: int) -> float:
-    """CPU seconds to open ``n`` calls and look up ``n`` numbered results none answers."""
-    start = time.process_time()
+def _unmatched_results(n: int) -> None:
+    """Open ``n`` calls and look up ``n`` numbered results none answers."""
     pending = OpenCalls()
     for i in range(n):
         pending.open(f"c{i}", "t")
     for i in range(n):
         assert pending.twin(f"t_{i}") is None
-    return time.process_time() - start
 
 
 def test_lookup_cost_grows_with_the_results_not_their_square() -> None:
     """8x the results: linear costs ~8x, quadratic 64x; the bound leaves room for noise."""
-    _unmatched_results(2_000)  # warm up
-    costs = [min(_unmatched_results(n) for _ in range(3)) for n in (2_000, 16_000)]
+    costs = [cpu_seconds(lambda n=n: _unmatched_results(n)) for n in (2_000, 16_000)]
     assert costs[1] < 24 * costs[0], costs
