@@ -10,6 +10,7 @@ import logging
 import socket
 import ssl
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from otel_oracles.emit._http_sender import _resolvable
 from otel_oracles.emit._transport import OtlpTarget, sender_for
 
 
@@ -261,6 +263,45 @@ def test_an_endpoint_that_is_no_http_url_refuses_every_request(
         sent, _ = _timed_send(_target("ftp://127.0.0.1/v1/traces"))
     assert sent == [False] and "not an http(s) URL" in caplog.text
     assert "transient" not in caplog.text, "refused, not retried"
+
+
+@pytest.mark.parametrize(
+    "host",
+    ["127.0.0.1", "::1", "localhost", "collector.example.", "a" * 63 + ".b", "b." + "a" * 63, ""],
+)
+def test_a_host_the_idna_codec_takes_as_ascii_is_its_bytes(host: str) -> None:
+    assert _resolvable(host) == host.encode("idna")
+
+
+@pytest.mark.parametrize("host", ["bücher.example", "a..b", ".a", "a" * 64 + ".b", "b." + "a" * 64])
+def test_any_other_host_is_left_to_getaddrinfo(host: str) -> None:
+    """A name the codec's fast path would not give: a ``str`` still, so ``getaddrinfo``
+    encodes it (or refuses it with the codec's error) as it did before."""
+    assert _resolvable(host) == host and isinstance(_resolvable(host), str)
+
+
+_IDNA_PROBE = """
+import sys
+from otel_oracles.emit._transport import OtlpTarget, sender_for
+target = OtlpTarget(signal="traces", protocol="http/protobuf", endpoint=sys.argv[1], timeout_s=5.0)
+sender = sender_for(target)
+sent = sender.send(b"probe")
+sender.shutdown()
+print(sent, "encodings.idna" in sys.modules)
+"""
+
+
+def test_sending_to_an_address_does_not_import_the_idna_codec(receiver: _Receiver) -> None:
+    """``getaddrinfo`` given a ``str`` host imports ``encodings.idna`` (and ``stringprep``,
+    ``unicodedata``) at its first use: the sender resolves the host's bytes instead."""
+    probe = subprocess.run(
+        [sys.executable, "-c", _IDNA_PROBE, receiver.url],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert probe.stdout.split() == ["True", "False"], probe.stderr
+    assert receiver.bodies == [b"probe"]
 
 
 @pytest.fixture(scope="module")
