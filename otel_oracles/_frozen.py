@@ -13,6 +13,10 @@ A record that is compared, hashed or printed subclasses ``FrozenValue``, whose `
 (read by an ``attrgetter`` made when the class is), instead of generated per class: what a
 frozen dataclass's do (equal when of the same class with equal fields, the hash of the
 fields, ``Name(field=value, ...)``), with nothing compiled at start.
+
+A mutable record compared or printed (a run's counts) subclasses ``Value``: the same
+``__eq__`` and ``__repr__``, no hash (a mutable dataclass's ``__hash__`` is ``None``), its
+fields assigned as usual; a copy or pickle keeps its slots (``object``'s reduce).
 """
 
 from __future__ import annotations
@@ -44,10 +48,11 @@ class Frozen:
             set_field(self, name, value)
 
 
-class FrozenValue(Frozen):
-    """A frozen record compared, hashed and shown by its fields, as a frozen dataclass is
-    (module docstring). A subclass annotates its fields in order and names each in its
-    ``__slots__`` (sorted, as the project's slots are)."""
+class _ByFields:
+    """Equality and repr by fields, as a dataclass's (``FrozenValue``, ``Value``): equal when
+    of the same class with equal fields, shown as ``Name(field=value, ...)``. Defining
+    ``__eq__`` alone leaves ``__hash__`` ``None``, as on a mutable dataclass. A subclass
+    without ``__slots__`` of its own has its base's fields; one with them adds its own."""
 
     __slots__ = ()
     _fields: ClassVar[tuple[str, ...]] = ()
@@ -55,22 +60,41 @@ class FrozenValue(Frozen):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        slots = cls.__dict__.get("__slots__", ())
+        if cls.__module__ == __name__ or "__slots__" not in cls.__dict__:
+            return  # the bases below, which have no fields; a subclass with its base's
+        slots = cls.__dict__["__slots__"]
         names = tuple(n for n in inspect.get_annotations(cls) if n in slots)
-        if not names or len(names) != len(slots):
+        if len(names) != len(slots) or not cls._fields + names:
             raise TypeError(f"{cls.__qualname__}: each of its __slots__ is an annotated field")
-        cls._fields = names
+        # A base's fields first, as a dataclass's subclass has them.
+        cls._fields += names
         # Several names read as a tuple; one as the value itself, compared and hashed alike.
-        cls._read = attrgetter(*names)
+        cls._read = attrgetter(*cls._fields)
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
             return bool(self._read(self) == self._read(other))
         return NotImplemented
 
-    def __hash__(self) -> int:
-        return hash(self._read(self))
-
     def __repr__(self) -> str:
         shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._fields)
         return f"{type(self).__qualname__}({shown})"
+
+
+class FrozenValue(Frozen, _ByFields):
+    """A frozen record compared, hashed and shown by its fields, as a frozen dataclass is
+    (module docstring). A subclass annotates its fields in order and names each in its
+    ``__slots__`` (sorted, as the project's slots are)."""
+
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        return hash(self._read(self))
+
+
+class Value(_ByFields):
+    """A mutable record compared and shown by its fields, as a dataclass with ``slots=True``
+    is, and unhashable as it is (module docstring). A subclass annotates its fields in order,
+    names each in its ``__slots__`` (sorted) and assigns them in its ``__init__``."""
+
+    __slots__ = ()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
+from otel_oracles._frozen import Value
 from otel_oracles._native import OfflineAssembler
 from otel_oracles.assemble._sessions import ReleasedTrace, SessionStats
 from otel_oracles.assemble.config import LATE_SAMPLE_SIZE
@@ -12,8 +12,9 @@ from otel_oracles.decode import DecodedBatch
 from otel_oracles.model.span import Trace
 
 
-@dataclass(slots=True)
-class AssemblyStats:
+# A plain class, not a dataclass: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``).
+class AssemblyStats(Value):
     """What offline assembly did; read it after iterating the traces (while iterating, it
     reads as of the last batch the assembler finished releasing).
 
@@ -21,25 +22,64 @@ class AssemblyStats:
     or counted here as late or unattached.
     """
 
-    spans_read: int = 0
-    logs_read: int = 0
-    traces: int = 0
+    __slots__ = (
+        "buffered_spans",
+        "evicted_traces",
+        "joined",
+        "late_logs",
+        "late_spans",
+        "late_trace_ids",
+        "logs_read",
+        "peak_buffered_spans",
+        "spans_read",
+        "traces",
+        "unattached_logs",
+    )
+    spans_read: int
+    logs_read: int
+    traces: int
     """Traces yielded."""
-    late_spans: int = 0
+    late_spans: int
     """Spans that arrived after their trace was released (not graded; see ``late_trace_ids``)."""
-    late_logs: int = 0
+    late_logs: int
     """Log records that arrived after their trace was released."""
-    late_trace_ids: list[str] = field(default_factory=list)
+    late_trace_ids: list[str]
     """The first few trace ids that received late records, for the report."""
-    evicted_traces: int = 0
+    evicted_traces: int
     """Traces released early (marked incomplete) to stay under ``max_buffered_spans``."""
-    unattached_logs: int = 0
+    unattached_logs: int
     """Log records not attached to any span (no span context, no event name, unknown span)."""
-    buffered_spans: int = 0
+    buffered_spans: int
     """Spans and log records held right now."""
-    peak_buffered_spans: int = 0
-    joined: SessionStats = field(default_factory=SessionStats)
+    peak_buffered_spans: int
+    joined: SessionStats
     """Runs assembled from several traces (``join_sessions``)."""
+
+    def __init__(
+        self,
+        spans_read: int = 0,
+        logs_read: int = 0,
+        traces: int = 0,
+        late_spans: int = 0,
+        late_logs: int = 0,
+        late_trace_ids: list[str] | None = None,
+        evicted_traces: int = 0,
+        unattached_logs: int = 0,
+        buffered_spans: int = 0,
+        peak_buffered_spans: int = 0,
+        joined: SessionStats | None = None,
+    ) -> None:
+        self.spans_read = spans_read
+        self.logs_read = logs_read
+        self.traces = traces
+        self.late_spans = late_spans
+        self.late_logs = late_logs
+        self.late_trace_ids = [] if late_trace_ids is None else late_trace_ids
+        self.evicted_traces = evicted_traces
+        self.unattached_logs = unattached_logs
+        self.buffered_spans = buffered_spans
+        self.peak_buffered_spans = peak_buffered_spans
+        self.joined = SessionStats() if joined is None else joined
 
     def summary(self) -> str:
         """One line for reports, or ``""`` when there is nothing worth saying."""

@@ -42,8 +42,8 @@ a copy of its record; incomplete when any member was). Here each group is counte
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
+from otel_oracles._frozen import Value
 from otel_oracles._native import JoinFacts
 from otel_oracles._native import SessionJoiner as CoreJoiner
 from otel_oracles._native import first_start as first_start  # serve's joiner orders by it
@@ -60,14 +60,20 @@ join reads of it worked out from its decoded spans, or ``None`` when records bui
 are among them (the join then reads its records)."""
 
 
-@dataclass(slots=True)
-class SessionStats:
+# A plain class, not a dataclass: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``).
+class SessionStats(Value):
     """What joining did, for the run summary."""
 
-    subjects: int = 0
+    __slots__ = ("subjects", "traces")
+    subjects: int
     """Subjects assembled from more than one trace."""
-    traces: int = 0
+    traces: int
     """Traces that went into them."""
+
+    def __init__(self, subjects: int = 0, traces: int = 0) -> None:
+        self.subjects = subjects
+        self.traces = traces
 
     def summary(self) -> str:
         if not self.subjects:

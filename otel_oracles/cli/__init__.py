@@ -14,7 +14,6 @@ import gc
 import importlib
 import os
 import sys
-from typing import NamedTuple
 
 import click
 
@@ -25,13 +24,22 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 
-class LazyCommand(NamedTuple):
+# A plain class, not a ``NamedTuple``: ``collections.namedtuple`` compiles the source of its
+# ``__new__`` at every start, and the entries are only read (by name). Not a ``_frozen``
+# record either: that module imports ``dataclasses``, which importing the group does not.
+class LazyCommand:
     """Where a command lives and what the group's ``--help`` says of it."""
 
+    __slots__ = ("attr", "module", "summary")
     module: str
     attr: str
     summary: str
     """The first paragraph of the command's help (shortened by click as usual)."""
+
+    def __init__(self, module: str, attr: str, summary: str) -> None:
+        self.module = module
+        self.attr = attr
+        self.summary = summary
 
 
 COMMANDS: dict[str, LazyCommand] = {

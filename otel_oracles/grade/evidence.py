@@ -25,10 +25,10 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, fields
 from typing import Any
 
 from otel_oracles import safe_regex
+from otel_oracles._frozen import FrozenValue, set_field
 from otel_oracles._native import (
     MAX_LISTED_STEPS,
     EvidencePlan,
@@ -529,25 +529,35 @@ read them in the core's own walk of the messages (``StepView.final_output``,
 ``StepView.fragment``)."""
 
 
-@dataclass(frozen=True, slots=True)
-class FinalOutput:
+# A plain class, not a frozen dataclass: the methods ``dataclasses`` generates are compiled
+# from source at every start (``otel_oracles._frozen``); compared, hashed and shown as one.
+class FinalOutput(FrozenValue):
     """The agent's final answer, or why it is not known.
 
     ``text`` is what answer checks search (regexes, cited ids); ``value`` is the structured
     answer when one was delivered as a final-answer tool's arguments (``schema_valid``
     validates it as it is rather than re-parsing text)."""
 
+    __slots__ = ("missing", "step", "text", "value")
     text: str | None
     step: Step | None
-    missing: str | None = None
-    value: Any = None
+    missing: str | None
+    value: Any
+
+    def __init__(
+        self, text: str | None, step: Step | None, missing: str | None = None, value: Any = None
+    ) -> None:
+        set_field(self, "text", text)
+        set_field(self, "step", step)
+        set_field(self, "missing", missing)
+        set_field(self, "value", value)
 
 
-_make_output = SlotClass(FinalOutput, [f.name for f in fields(FinalOutput)]).make
-"""``FinalOutput(...)`` made in its memory by the core (``SlotClass``), as ``Finding.ok``
-makes a finding (the frozen dataclass's ``__init__`` sets each field through
-``object.__setattr__``, ~1,000 instructions a field; every trajectory's answer checks read
-one)."""
+_make_output = SlotClass(FinalOutput, FinalOutput._fields, keywords=True).make
+"""``FinalOutput(...)`` made in its memory by the core (``SlotClass``; by name, since its
+slots are sorted rather than in field order), as ``Finding.ok`` makes a finding (its
+``__init__`` sets each field through ``object.__setattr__``, ~1,000 instructions a field;
+every trajectory's answer checks read one)."""
 
 
 def _output(

@@ -52,7 +52,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import orjson
 import pydantic
@@ -68,6 +68,7 @@ from otel_oracles._cache_dir import (
     write_entry,
 )
 from otel_oracles._cache_dir import sha256 as _sha256
+from otel_oracles._frozen import Frozen, set_field
 from otel_oracles.mapping import config as _schema
 from otel_oracles.mapping.config import CHECKED, ConventionFile
 
@@ -112,9 +113,12 @@ def settled(inputs: list[Any], stated: int) -> bool:
     return all(status[3] < limit and status[4] < limit for status in (*inputs[1], *inputs[2]))
 
 
-class KeptSet(NamedTuple):
+# A plain class, not a ``NamedTuple``: ``collections.namedtuple`` compiles the source of its
+# ``__new__`` at every start (``otel_oracles._frozen``), and the entry is only read.
+class KeptSet(Frozen):
     """A compiled set's entry, read (``ConventionCache.get_set``)."""
 
+    __slots__ = ("compiled", "entries", "parsers", "stood")
     compiled: Any
     """The blueprint (``_compile.blueprint``), as JSON reads it."""
     parsers: Any
@@ -124,6 +128,12 @@ class KeptSet(NamedTuple):
     stood: bool
     """Whether its inputs' status stood for them (``inputs``: the key was not computed);
     else the key was, and matched."""
+
+    def __init__(self, compiled: Any, parsers: Any, entries: list[str], stood: bool) -> None:
+        set_field(self, "compiled", compiled)
+        set_field(self, "parsers", parsers)
+        set_field(self, "entries", entries)
+        set_field(self, "stood", stood)
 
 
 _WRITTEN_CHECKED = {CHECKED: True}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles import safe_regex
@@ -61,65 +60,161 @@ NO_SOURCES = SourceScan(frozenset(), [], [])
 """Where a rule reads a span before ``compile_set`` says (nowhere)."""
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(slots=True, eq=False, repr=False)
+# A plain class, not a dataclass: compared by identity and never printed, and the methods
+# ``dataclasses`` generates, ``__init__`` too, are compiled from source at every start
+# (``otel_oracles._frozen``).
 class CompiledRule:
     """One rule, ready to run: ``file``/``rule_id`` name it in coverage reports."""
 
+    __slots__ = (
+        "agent_inside_is_delegation",
+        "deferred",
+        "delegate_works_inside",
+        "delivers_answer",
+        "error_keys",
+        "file",
+        "keep",
+        "merged_model_calls",
+        "nested_agent_is_handoff",
+        "outcome_reads",
+        "plan",
+        "requests_from_next_input",
+        "result_attrs",
+        "result_error_keys",
+        "result_from_messages",
+        "results_show_failures",
+        "rule_id",
+        "run_limit_call",
+        "source_attrs",
+        "source_events",
+        "source_prefixes",
+        "source_scan",
+        "step",
+        "synthesize",
+        "thoughts_unmarked",
+    )
     file: str
     rule_id: str
     step: str
     keep: tuple[str, ...]
     synthesize: bool
     error_keys: tuple[str, ...]
-    result_error_keys: tuple[str, ...] = ()
-    results_show_failures: bool = True
-    nested_agent_is_handoff: bool = False
-    delegate_works_inside: bool = False
-    merged_model_calls: bool = False
-    thoughts_unmarked: bool = False
-    delivers_answer: bool = False
-    run_limit_call: str | None = None
-    agent_inside_is_delegation: bool = False
-    result_from_messages: bool = False
-    requests_from_next_input: bool = False
-    plan: int = -1
+    result_error_keys: tuple[str, ...]
+    results_show_failures: bool
+    nested_agent_is_handoff: bool
+    delegate_works_inside: bool
+    merged_model_calls: bool
+    thoughts_unmarked: bool
+    delivers_answer: bool
+    run_limit_call: str | None
+    agent_inside_is_delegation: bool
+    result_from_messages: bool
+    requests_from_next_input: bool
+    plan: int
     """The number of the rule's read plan in ``CompiledSet.reader``."""
-    deferred: int = -1
+    deferred: int
     """The plan of the fields read only after the trace-level passes, and only if still
     needed: a non-agent step's ``agent_name``, which the enclosing agent's name replaces (see
     ``_mapper``); -1 when the rule has none."""
-    result_attrs: tuple[str, ...] = ()
+    result_attrs: tuple[str, ...]
     """The plain attributes the ``result`` field is read from, in order (a result captured as
     ``null`` there is an empty one: the core's ``TraceDrafter``)."""
-    source_attrs: frozenset[str] = frozenset()
+    source_attrs: frozenset[str]
     """Every attribute a field is read from (``attr``, ``attrs``): with ``source_prefixes``
     and ``source_events``, where the rule reads a span (``_limits`` looks there for values an
     SDK limit cut). Set by ``compile_set``, since the sources are the rule's and the same for
     every span; a set, since a span holds a few of the many spellings a rule reads
     (``extends`` gathers them) and its attributes are tested against it."""
-    source_prefixes: tuple[str, ...] = ()
+    source_prefixes: tuple[str, ...]
     """Prefixes of flattened attributes a field is read from (``attr_prefix``)."""
-    source_events: tuple[tuple[frozenset[str], str | None], ...] = ()
+    source_events: tuple[tuple[frozenset[str], str | None], ...]
     """Span events a field is read from (log records left out): the event names and the
     attribute read, ``None`` for all of them."""
-    source_scan: SourceScan = NO_SOURCES
+    source_scan: SourceScan
     """``source_attrs``, ``source_prefixes`` and ``source_events`` as the core reads them
     (``_limits.cut_length``)."""
-    outcome_reads: tuple[tuple[str, bool], ...] = ()
+    outcome_reads: tuple[tuple[str, bool], ...]
     """The ``outcome`` field as the read plan holds it: per run of consecutive sources that
     read an undeclared value alike (``Source.undeclared_unknown``), the plan field's name and
     that reading, in source order. The first run with a value gives the outcome, as the first
     usable source gives any field's value (``outcome_fields``)."""
 
+    def __init__(
+        self,
+        file: str,
+        rule_id: str,
+        step: str,
+        keep: tuple[str, ...],
+        synthesize: bool,
+        error_keys: tuple[str, ...],
+        result_error_keys: tuple[str, ...] = (),
+        results_show_failures: bool = True,
+        nested_agent_is_handoff: bool = False,
+        delegate_works_inside: bool = False,
+        merged_model_calls: bool = False,
+        thoughts_unmarked: bool = False,
+        delivers_answer: bool = False,
+        run_limit_call: str | None = None,
+        agent_inside_is_delegation: bool = False,
+        result_from_messages: bool = False,
+        requests_from_next_input: bool = False,
+        plan: int = -1,
+        deferred: int = -1,
+        result_attrs: tuple[str, ...] = (),
+        source_attrs: frozenset[str] = frozenset(),
+        source_prefixes: tuple[str, ...] = (),
+        source_events: tuple[tuple[frozenset[str], str | None], ...] = (),
+        source_scan: SourceScan = NO_SOURCES,
+        outcome_reads: tuple[tuple[str, bool], ...] = (),
+    ) -> None:
+        self.file = file
+        self.rule_id = rule_id
+        self.step = step
+        self.keep = keep
+        self.synthesize = synthesize
+        self.error_keys = error_keys
+        self.result_error_keys = result_error_keys
+        self.results_show_failures = results_show_failures
+        self.nested_agent_is_handoff = nested_agent_is_handoff
+        self.delegate_works_inside = delegate_works_inside
+        self.merged_model_calls = merged_model_calls
+        self.thoughts_unmarked = thoughts_unmarked
+        self.delivers_answer = delivers_answer
+        self.run_limit_call = run_limit_call
+        self.agent_inside_is_delegation = agent_inside_is_delegation
+        self.result_from_messages = result_from_messages
+        self.requests_from_next_input = requests_from_next_input
+        self.plan = plan
+        self.deferred = deferred
+        self.result_attrs = result_attrs
+        self.source_attrs = source_attrs
+        self.source_prefixes = source_prefixes
+        self.source_events = source_events
+        self.source_scan = source_scan
+        self.outcome_reads = outcome_reads
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(slots=True, eq=False, repr=False)
+
+# A plain class, not a dataclass: compared by identity and never printed, and the methods
+# ``dataclasses`` generates, ``__init__`` too, are compiled from source at every start
+# (``otel_oracles._frozen``).
 class CompiledSet:
+    __slots__ = (
+        "content_keys",
+        "drafter",
+        "files",
+        "final_answer_tools",
+        "handoff_requests",
+        "model_status",
+        "placeholders",
+        "reader",
+        "rules",
+        "run_limit_prompts",
+        "table",
+        "tool_call_finish_reasons",
+        "tool_kinds",
+        "tool_results",
+        "trace_drafter",
+    )
     rules: list[CompiledRule]
     placeholders: frozenset[str]
     tool_call_finish_reasons: frozenset[str]
@@ -132,27 +227,61 @@ class CompiledSet:
     """The per-span part of a draft (``TraceDrafter``) in the compiled core: the fields by
     the rule's read plan (``reader``), the status from the error signals and the fields
     normalized, in one call (``drafter``)."""
-    run_limit_prompts: tuple[str, ...] = ()
+    run_limit_prompts: tuple[str, ...]
     """The files' ``run_limit_prompts`` (forced final-answer request texts), first-seen order."""
-    files: list[str] = field(default_factory=list)
-    tool_results: ToolResultRules = field(default_factory=ToolResultRules)
+    files: list[str]
+    tool_results: ToolResultRules
     """The files' ``tool_results`` / ``tool_outcomes``, merged."""
-    content_keys: frozenset[str] = frozenset()
+    content_keys: frozenset[str]
     """The attribute keys the content ``field`` conditions test stands under in the rule
     table (``ContentReads.keys``); empty when no rule has such a condition."""
-    tool_kinds: dict[tuple[str, str], ToolKinds] = field(default_factory=dict)
-    final_answer_tools: tuple[str, ...] = ()
-    handoff_requests: tuple[str, ...] = ()
+    tool_kinds: dict[tuple[str, str], ToolKinds]
+    final_answer_tools: tuple[str, ...]
+    handoff_requests: tuple[str, ...]
     """The files' ``handoff_requests`` patterns (``_mapper._requested_handoffs``), each
     compiled on its first tool name by ``safe_regex`` (its cache), not here."""
-    model_status: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    model_status: tuple[tuple[str, ...], tuple[str, ...]]
     """The set's ``tool_kinds()``, ``final_answer_tools()`` and ``model_status_errors()``
     (made here, from the blueprint's ``set``: ``ConventionSet`` asks for them), read per
     trace by ``map_trace``."""
-    trace_drafter: TraceDrafter | None = None
+    trace_drafter: TraceDrafter | None
     """The core's drafter of whole traces over these rules (``_mapper._trace_drafter``
     makes it on the set's first trace: it holds the mapper's ``Draft`` class and Python
     finish)."""
+
+    def __init__(
+        self,
+        rules: list[CompiledRule],
+        placeholders: frozenset[str],
+        tool_call_finish_reasons: frozenset[str],
+        table: RuleTable,
+        reader: FieldReader,
+        drafter: Drafter,
+        run_limit_prompts: tuple[str, ...] = (),
+        files: list[str] | None = None,
+        tool_results: ToolResultRules | None = None,
+        content_keys: frozenset[str] = frozenset(),
+        tool_kinds: dict[tuple[str, str], ToolKinds] | None = None,
+        final_answer_tools: tuple[str, ...] = (),
+        handoff_requests: tuple[str, ...] = (),
+        model_status: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+        trace_drafter: TraceDrafter | None = None,
+    ) -> None:
+        self.rules = rules
+        self.placeholders = placeholders
+        self.tool_call_finish_reasons = tool_call_finish_reasons
+        self.table = table
+        self.reader = reader
+        self.drafter = drafter
+        self.run_limit_prompts = run_limit_prompts
+        self.files = [] if files is None else files
+        self.tool_results = ToolResultRules() if tool_results is None else tool_results
+        self.content_keys = content_keys
+        self.tool_kinds = {} if tool_kinds is None else tool_kinds
+        self.final_answer_tools = final_answer_tools
+        self.handoff_requests = handoff_requests
+        self.model_status = model_status
+        self.trace_drafter = trace_drafter
 
     def select(self, trace: Trace) -> list[CompiledRule | None]:
         """Per span of the trace (in ``trace.spans`` order), the first rule (priority
@@ -170,10 +299,9 @@ key may spell it too (trace data is untrusted): the core never reads a span's ow
 under it."""
 
 
-# No generated eq, repr (compared by identity, never printed): each generated method is
-# compiled from source at every start (docs/performance-history.md, "Start-up: fewer generated
-# methods").
-@dataclass(slots=True, eq=False, repr=False)
+# A plain class, not a dataclass: compared by identity and never printed, and the methods
+# ``dataclasses`` generates, ``__init__`` too, are compiled from source at every start
+# (``otel_oracles._frozen``).
 class ContentReads:
     """The content ``field`` conditions test (``Condition.field``), one read per distinct
     source list: the rule's own sources for that field, so a condition sees the content
@@ -183,14 +311,27 @@ class ContentReads:
     value that is no redaction placeholder, as text), when a condition first tests it, and
     never writes it into the trace."""
 
-    placeholders: frozenset[str] = frozenset()
+    __slots__ = ("_by_sources", "keys", "placeholders", "reads")
+    placeholders: frozenset[str]
     """The conventions' redaction placeholders: a source holding one holds no content, so
     the next source is read (as the field reader does)."""
-    reads: list[tuple[str, tuple[Source, ...]]] = field(default_factory=list)
+    reads: list[tuple[str, tuple[Source, ...]]]
     """Per read, its attribute key and its sources."""
-    keys: frozenset[str] = frozenset()
+    keys: frozenset[str]
     """The reads' attribute keys."""
-    _by_sources: dict[str, int] = field(default_factory=dict)
+    _by_sources: dict[str, int]
+
+    def __init__(
+        self,
+        placeholders: frozenset[str] = frozenset(),
+        reads: list[tuple[str, tuple[Source, ...]]] | None = None,
+        keys: frozenset[str] = frozenset(),
+        _by_sources: dict[str, int] | None = None,
+    ) -> None:
+        self.placeholders = placeholders
+        self.reads = [] if reads is None else reads
+        self.keys = keys
+        self._by_sources = {} if _by_sources is None else _by_sources
 
     def key(self, sources: Sequence[Source]) -> str:
         """The attribute key of the read of ``sources`` (added on first use)."""

@@ -416,7 +416,7 @@ def _kept_set(
     found = cache.get_set(sources, inputs, lambda: cache.set_key([read.key for read in reads]))
     if found is None:
         return None
-    kept, parse_names, digests, stood = found
+    kept, parse_names, digests, stood = found.compiled, found.parsers, found.entries, found.stood
     by_source = {
         str(read.path): (read, digest) for read, digest in zip(reads, digests, strict=True)
     }

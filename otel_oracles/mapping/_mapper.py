@@ -26,10 +26,10 @@ from its field sources. Then trace-level passes that no single span can do:
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from typing import Any
 
 from otel_oracles import safe_regex
+from otel_oracles._frozen import Value
 from otel_oracles._native import (
     Linker,
     StepBuilder,
@@ -87,31 +87,78 @@ _ERROR_TYPE_RX = r"^\s*([A-Za-z_][\w.]*(?:Error|Exception))\b"
 """Compiled on its first error text by ``safe_regex`` (its cache), not at import."""
 
 
-@dataclass(slots=True)
-class Draft:
+# A plain class, not a dataclass: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``); compared and shown as one.
+class Draft(Value):
     """A step under construction (mutable until the trace-level passes are done)."""
+
+    __slots__ = (
+        "attributes",
+        "children",
+        "claimed",
+        "fields",
+        "follows",
+        "kind",
+        "outcome_hidden",
+        "redacted",
+        "rule",
+        "scope",
+        "span",
+        "status",
+        "synthesized",
+    )
 
     kind: str
     span: SpanRecord | None
     rule: CompiledRule
-    fields: dict[str, Any] = field(default_factory=dict)
-    redacted: set[str] = field(default_factory=set)
-    attributes: dict[str, Any] = field(default_factory=dict)
-    status: str = "unset"
-    scope: str = ""
+    fields: dict[str, Any]
+    redacted: set[str]
+    attributes: dict[str, Any]
+    status: str
+    scope: str
     """Span id of the enclosing agent step ("" = trace level)."""
-    synthesized: bool = False
-    children: list[SpanRecord] = field(default_factory=list)
+    synthesized: bool
+    children: list[SpanRecord]
     """The span's direct children, kept for the rule's deferred fields (read after the
     trace-level passes if needed)."""
-    follows: list[Draft] = field(default_factory=list)
+    follows: list[Draft]
     """Synthesized tool calls to place right after this (generation) draft."""
-    claimed: bool = False
+    claimed: bool
     """A tool step already matched to a requested call."""
-    outcome_hidden: bool = False
+    outcome_hidden: bool
     """The call's failure would show only in a result that was not captured (a rule with
     ``result_error_keys``): its span's own status proves nothing, and neither does the OK of
     a layer recording the same call around it (see ``_stacked``)."""
+
+    def __init__(
+        self,
+        kind: str,
+        span: SpanRecord | None,
+        rule: CompiledRule,
+        fields: dict[str, Any] | None = None,
+        redacted: set[str] | None = None,
+        attributes: dict[str, Any] | None = None,
+        status: str = "unset",
+        scope: str = "",
+        synthesized: bool = False,
+        children: list[SpanRecord] | None = None,
+        follows: list[Draft] | None = None,
+        claimed: bool = False,
+        outcome_hidden: bool = False,
+    ) -> None:
+        self.kind = kind
+        self.span = span
+        self.rule = rule
+        self.fields = {} if fields is None else fields
+        self.redacted = set() if redacted is None else redacted
+        self.attributes = {} if attributes is None else attributes
+        self.status = status
+        self.scope = scope
+        self.synthesized = synthesized
+        self.children = [] if children is None else children
+        self.follows = [] if follows is None else follows
+        self.claimed = claimed
+        self.outcome_hidden = outcome_hidden
 
 
 def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import IO, AnyStr
 
+from otel_oracles._frozen import Value
 from otel_oracles._lazy_pattern import lazy_pattern
 from otel_oracles._native import markup_text
 from otel_oracles.model.result import InputProblem, Verdict
@@ -106,13 +106,20 @@ def blocks(buffer: IO[bytes]) -> Iterator[bytes]:
         yield block
 
 
-@dataclass(slots=True)
-class Tally:
+# A plain class, not a dataclass: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``).
+class Tally(Value):
     """What a report's summary needs from verdicts that are no longer held."""
 
-    verdicts: int = 0
-    passed: int = 0
-    errors: int = 0
+    __slots__ = ("errors", "passed", "verdicts")
+    verdicts: int
+    passed: int
+    errors: int
+
+    def __init__(self, verdicts: int = 0, passed: int = 0, errors: int = 0) -> None:
+        self.verdicts = verdicts
+        self.passed = passed
+        self.errors = errors
 
     def add(self, verdict: Verdict, derived: str | None = None) -> None:
         """Count ``verdict``; ``derived`` is its ``verdict`` when the caller has it already

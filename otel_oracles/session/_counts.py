@@ -8,8 +8,7 @@ and joining did), which every worker sees alike and only one reports (``add_shar
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from otel_oracles._frozen import Value
 from otel_oracles.assemble import AssemblyStats
 from otel_oracles.grade.evidence import counted_names
 from otel_oracles.model.result import InputProblem, Verdict
@@ -23,28 +22,62 @@ SEEN_LABELS_MAX = 20
 """How many distinct service/agent labels a run remembers for its "nothing graded" message."""
 
 
-@dataclass(slots=True)
-class GradeRun:
+# A plain class, not a dataclass: the methods ``dataclasses`` generates are compiled from
+# source at every start (``otel_oracles._frozen``).
+class GradeRun(Value):
     """What one run saw besides the verdicts (for summaries and ``inspect``)."""
 
-    traces: int = 0
+    __slots__ = (
+        "assembly",
+        "problems",
+        "skipped",
+        "spans",
+        "traces",
+        "traces_unclassified",
+        "traces_unselected",
+        "unclassified",
+        "unselected_seen",
+    )
+    traces: int
     """Subjects read (a run joined from several traces counts once)."""
-    traces_unselected: int = 0
-    spans: int = 0
-    problems: list[InputProblem] = field(default_factory=list)
+    traces_unselected: int
+    spans: int
+    problems: list[InputProblem]
     """Stream-wide: inputs that could not be read."""
-    assembly: AssemblyStats = field(default_factory=AssemblyStats)
+    assembly: AssemblyStats
     """Stream-wide: late, evicted and unattached records, joined runs."""
-    skipped: dict[str, int] = field(default_factory=dict)
+    skipped: dict[str, int]
     """Subjects not graded, by reason (``GradingSession.grade``'s ``skipped``)."""
-    unselected_seen: dict[str, int] = field(default_factory=dict)
+    unselected_seen: dict[str, int]
     """``service``/``agent`` labels of traces no contract selected (bounded), so a run that
     graded nothing can say what it did see."""
 
-    traces_unclassified: int = 0
+    traces_unclassified: int
     """Graded traces holding spans no convention recognised."""
-    unclassified: dict[str, int] = field(default_factory=dict)
+    unclassified: dict[str, int]
     """Span name -> count of such spans over those traces."""
+
+    def __init__(
+        self,
+        traces: int = 0,
+        traces_unselected: int = 0,
+        spans: int = 0,
+        problems: list[InputProblem] | None = None,
+        assembly: AssemblyStats | None = None,
+        skipped: dict[str, int] | None = None,
+        unselected_seen: dict[str, int] | None = None,
+        traces_unclassified: int = 0,
+        unclassified: dict[str, int] | None = None,
+    ) -> None:
+        self.traces = traces
+        self.traces_unselected = traces_unselected
+        self.spans = spans
+        self.problems = [] if problems is None else problems
+        self.assembly = AssemblyStats() if assembly is None else assembly
+        self.skipped = {} if skipped is None else skipped
+        self.unselected_seen = {} if unselected_seen is None else unselected_seen
+        self.traces_unclassified = traces_unclassified
+        self.unclassified = {} if unclassified is None else unclassified
 
     def note_unselected(self, trace: Trace) -> None:
         self.traces_unselected += 1

@@ -5,7 +5,7 @@ trace yielded, whichever way the batches come."""
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -98,8 +98,8 @@ def run(batches: list[DecodedBatch], **limits: int) -> tuple[list[Any], Assembly
     stats = AssemblyStats()
     seen = []
     for trace in assemble_offline(iter(batches), stats=stats, **limits):
-        counts = dataclasses.asdict(stats)
-        del counts["joined"]
+        # Copied (the sample of late ids grows as the stream goes on), as ``asdict`` copied.
+        counts = {n: copy.copy(getattr(stats, n)) for n in stats._fields if n != "joined"}
         spans = [(s.span_id, [e.name for e in s.events]) for s in trace.spans]
         seen.append((trace.trace_id, spans, trace.incomplete, counts))
     return seen, stats

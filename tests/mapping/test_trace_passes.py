@@ -6,8 +6,9 @@ attempt flags nothing."""
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import sys
+from typing import Any
 
 from otel_oracles._native import assign_agents, flag_aggregated_usage
 from otel_oracles.mapping import load_conventions
@@ -23,9 +24,17 @@ def _span(span_id: str, parent: str) -> SpanRecord:
     )
 
 
+def _changed(rule: CompiledRule, **changes: Any) -> CompiledRule:
+    """A copy of ``rule`` with ``changes`` (a plain slotted class: ``copy`` keeps its slots)."""
+    copied = copy.copy(rule)
+    for name, value in changes.items():
+        setattr(copied, name, value)
+    return copied
+
+
 def _set() -> tuple[CompiledSet, CompiledRule]:
     compiled = load_conventions().compiled()
-    rule = dataclasses.replace(compiled.rules[0], deferred=-1, delegate_works_inside=False)
+    rule = _changed(compiled.rules[0], deferred=-1, delegate_works_inside=False)
     return compiled, rule
 
 
@@ -48,7 +57,7 @@ def test_a_parent_cycle_is_walked_from_each_draft() -> None:
 
 def test_a_delegation_scopes_the_steps_under_it_and_a_handoff_gets_its_sender() -> None:
     compiled, rule = _set()
-    delegating = dataclasses.replace(rule, delegate_works_inside=True)
+    delegating = _changed(rule, delegate_works_inside=True)
     agent = Draft(kind="agent", span=_span("a1", ""), rule=rule)
     agent.fields["agent_name"] = "router"
     delegation = Draft(kind="handoff", span=_span("h1", "a1"), rule=delegating)

@@ -34,7 +34,10 @@ def test_a_finding_is_made_in_memory_and_equals_the_dataclass_made_one() -> None
 
 
 def test_a_final_output_is_made_in_memory() -> None:
-    assert SlotClass(FinalOutput, _names(FinalOutput)).filled
+    # A ``FrozenValue``: its slots sorted, so named rather than in field order.
+    assert FinalOutput._fields == ("text", "step", "missing", "value")
+    assert not SlotClass(FinalOutput, FinalOutput._fields).filled
+    assert SlotClass(FinalOutput, FinalOutput._fields, keywords=True).filled
     made = _output("the answer", None, value={"a": 1})
     assert type(made) is FinalOutput
     assert made == FinalOutput("the answer", None, None, {"a": 1})
