@@ -292,6 +292,10 @@ def test_a_bad_set_entry_is_compiled_again(tmp_path: Path, user_dir: Path, damag
         entry.write_bytes(b"0" * 64 + good[64:])
     elif damage == "stale key":  # another set's blueprint under this name
         doc["key"] = "0" * 64
+        # Looked at when its inputs were not settled, so their status cannot stand for them
+        # and the key is computed: files made more than SETTLED_NS before the first load (a
+        # loaded machine) would otherwise be settled, and the status vouch for the set.
+        doc["stated"] = 0
         doc["compiled"]["rules"][0][2] = "retrieval"
         forge(entry, doc)
     elif damage == "not a dict":
