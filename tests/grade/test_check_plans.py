@@ -17,7 +17,7 @@ import pytest
 
 from otel_oracles import _native, safe_regex
 from otel_oracles._native import known_clear
-from otel_oracles.errors import ContractError, ReplayError
+from otel_oracles.errors import ContractError, ReplayError, WorkBudgetExceeded
 from otel_oracles.grade import evidence as evidence_module
 from otel_oracles.grade.compiled import CompiledCheck, compile_check
 from otel_oracles.grade.evaluator import _context, run_compiled
@@ -193,6 +193,7 @@ PARAMS: dict[str, list[dict[str, Any]]] = {
         {"sources": ["search_*"]},
         {"sources": ["no_such_tool"]},
         {"pattern": f"(?:doc|{LONE})-\\d+"},
+        {"pattern": r"\[(\d+)"},
     ],
     "citation_required": [
         {},
@@ -534,6 +535,30 @@ def _citing() -> Iterator[tuple[str, Trajectory]]:
             tool("search_docs", {"q": "a"}, "r\u00e9sultat: doc-1, doc-22"),
             gen("Voil\u00e0 \u2014 doc-1 et doc-22, pas doc-3 \u00e9t\u00e9."),
         ),
+    )
+    # A failure's list of the ids structured results returned: read from the indented JSON
+    # the search stands in with where the pattern's literal holds no break character (a
+    # digit beyond ASCII after an id there, or a lone surrogate in a text: the engine's; the
+    # indented text longer than the core reads, as the compact one is not: the engine's),
+    # else from the compact JSON (``\[(\d+)`` finds ``[1`` only there).
+    yield (
+        "an id no structured result holds",
+        traj(
+            tool("search_docs", {"q": "a"}, {"ids": ["doc-1", "doc-4\u00e9", "doc-\u0663"]}),
+            tool("search_docs", {"q": "b"}, {"n": [1, 2], "pages": [[7, 8]], "e": []}),
+            tool("fetch_page", {"q": "c"}, f"doc-3 [4] {LONE}"),
+            gen("See doc-1, doc-9, [7] and [9]."),
+        ),
+    )
+    # Compact, 100,000 characters (``MAX_ID_TEXT``, the core's); indented, 102,006.
+    padded = {
+        "ids": [f"doc-{i}" for i in range(1_000)],
+        "pages": [[i] for i in range(1_000)],
+        "pad": "x" * 82_189,
+    }
+    yield (
+        "an id no structured result holds, its indented text past what the core reads",
+        traj(tool("search_docs", {"q": "a"}, padded), gen("See doc-1, doc-9999, [1] and [9].")),
     )
     # Answers on each side of the longest text the core reads (``MAX_ID_TEXT``).
     for size in (99_990, 100_010):
@@ -1340,6 +1365,58 @@ def _id_texts() -> Iterator[str]:
     rng = random.Random(36)
     for _ in range(400):
         yield "".join(rng.choice(alphabet) for _ in range(rng.randrange(12)))
+
+
+def test_a_failure_searched_past_the_budget_on_stand_in_texts_lists_what_the_reference_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A budget the indented stand-in texts run past and the made ones do not: the search
+    stops part way through the stand-ins (at the second result, a third of it newlines
+    indented) and answers on the made texts; the failure's list of the ids the sources
+    returned reads the stand-ins the first search kept and makes the third again
+    (``check_plans_cite.rs``), as the reference lists them from the made texts."""
+    results = [
+        tool("search_docs", {"q": "a"}, {"ids": ["doc-500"]}),
+        tool("search_docs", {"q": "b"}, {"pages": [[i] for i in range(300)]}),
+        tool("search_docs", {"q": "c"}, {"ids": ["doc-700"]}),
+    ]
+    ids = ["doc-9"]
+    trajectory = traj(*results, gen("See doc-9."))
+    made = [trace_answers.result_text(step["result"]) for step in results]
+    found = _native.ground_ids(
+        ids,
+        lambda i, _: made[i] if i < len(made) else False,
+        trace_answers._continues_id,
+        False,
+        trace_answers.CITATION_SCAN_BUDGET,
+    )
+    assert found is not None and found[0] == [None] * len(ids)
+    budget = trace_answers.CITATION_SCAN_BUDGET - found[1]
+    stand_ins = [check_reference._search_text(step["result"])[0] for step in results]
+    asked: list[int] = []
+
+    def stand_in(i: int, _: bool) -> str | bool:
+        asked.append(i)
+        return stand_ins[i] if i < len(stand_ins) else False
+
+    searched = _native.ground_ids(ids, stand_in, trace_answers._continues_id, True, budget)
+    assert searched is None and asked == [0, 1]  # the third never asked
+    monkeypatch.setattr(trace_answers, "CITATION_SCAN_BUDGET", budget)
+    [oracle] = _oracles(["citations_grounded"])[:1]
+    contract = parse_contract(
+        {"id": "plans", "invariants": [{"type": "max_steps", "max": 1}]}, "plans"
+    )
+    got = oracle.check(GradeContext(trajectory, contract))
+    want = REFERENCE["citations_grounded"](oracle, GradeContext(trajectory, contract))
+    assert repr(got) == repr(want)
+    assert got.status == "fail" and got.details["returned"] == ["doc-500", "doc-700"], got.message
+    # One character less: the made texts run past it too.
+    monkeypatch.setattr(
+        trace_answers, "CITATION_SCAN_BUDGET", trace_answers.CITATION_SCAN_BUDGET - 1
+    )
+    [oracle] = _oracles(["citations_grounded"])[:1]
+    with pytest.raises(WorkBudgetExceeded):
+        oracle.check(GradeContext(trajectory, contract))
 
 
 def test_the_cores_cited_ids_are_the_engines() -> None:

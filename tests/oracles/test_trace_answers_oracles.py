@@ -3,8 +3,11 @@ final-output patterns, schemas, handoffs, and missing evidence when content is o
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
+from otel_oracles.grade.oracles import trace_common
 from otel_oracles.model.result import Outcome
 from otel_oracles.model.step import StepKind
 from tests.oracles.trace_builders import check, gen, tool, traj
@@ -120,6 +123,43 @@ def test_citations_grounded_lists_each_returned_id_once_across_repeated_results(
     assert res.outcome == Outcome.INVARIANT_FAILURE, res.message
     assert res.details["returned"] == ["doc-17", "doc-42", "doc-7"]
     assert "(ids returned: doc-17, doc-42, doc-7)" in res.message
+
+
+class _CountingEncoder(json.JSONEncoder):
+    """``result_text``'s encoder, counting the structured results it writes."""
+
+    written = 0
+
+    def encode(self, o: object) -> str:
+        type(self).written += 1
+        return super().encode(o)
+
+
+def test_a_failures_returned_ids_of_structured_results_are_listed_by_the_core(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ``doc-\d+`` finds the same ids in the indented JSON the search stands in with as in
+    # the compact JSON ``result_text`` writes: the failure lists them without Python's
+    # encoder. ``\[(\d+)`` does not (``[1`` is ``[`` and a newline before ``1`` indented),
+    # so its listing is read from the compact text.
+    monkeypatch.setattr(_CountingEncoder, "written", 0)
+    monkeypatch.setattr(
+        trace_common, "_RESULT_ENCODER", _CountingEncoder(ensure_ascii=False, default=str)
+    )
+    result = {"ids": ["doc-17", "doc-42"], "n": [1, 2], "pages": [[7, 8]]}
+    res = check({"type": "citations_grounded"}, support_run("Per [doc-99].", result=result))
+    assert res.outcome == Outcome.INVARIANT_FAILURE, res.message
+    assert res.details["returned"] == ["doc-17", "doc-42"]
+    assert _CountingEncoder.written == 0
+    listed = check(
+        {"type": "citations_grounded", "pattern": r"\[(\d+)"},
+        support_run("Per [7] and [9].", result=result),
+    )
+    assert listed.outcome == Outcome.INVARIANT_FAILURE, listed.message
+    assert listed.details["ungrounded"] == ["9"]
+    assert listed.details["returned"] == ["1", "7"]
+    assert "(ids returned: 1, 7)" in listed.message
+    assert _CountingEncoder.written > 0
 
 
 def test_content_off_answer_is_missing_evidence_for_content_checks() -> None:

@@ -261,6 +261,17 @@ impl IdPattern {
         })
     }
 
+    /// Whether the literal holds a character that may stand between two JSON tokens
+    /// ([`breaks_run`]). Only without one does a result's indented JSON (`json_indented`,
+    /// the text the search stands in with) cite the ids its compact JSON (`result_text`)
+    /// cites: the two differ only in those characters between tokens (a space or a newline
+    /// after a comma, a newline inside a non-empty container's brackets), so the runs
+    /// between break characters are the same in both, and a match, the literal and its
+    /// digits, lies within one run.
+    pub fn breaks_run(&self) -> bool {
+        breaks_run(self.literal.as_bytes())
+    }
+
     /// The ids `text` cites, in first-seen order, each once; `None` when a non-ASCII
     /// character stands where a `\d` run could take it (the engine decides which are
     /// digits).
@@ -498,6 +509,30 @@ mod tests {
             r"\<\d+",
         ] {
             assert!(IdPattern::of(pattern).is_none(), "{pattern}");
+        }
+    }
+
+    #[test]
+    fn literals_breaking_a_run() {
+        for pattern in [r"doc-\d+", r#""id":(\d+)"#, r"a\.b\d+", "doc:[0-9]+"] {
+            assert!(
+                !IdPattern::of(pattern).expect("a plan").breaks_run(),
+                "{pattern}"
+            );
+        }
+        for pattern in [
+            r"doc \d+",
+            r#""id": (\d+)"#,
+            r",(\d+)",
+            r"\[\d+",
+            r"\]\d+",
+            r"\{\d+",
+            r"\}\d+",
+        ] {
+            assert!(
+                IdPattern::of(pattern).expect("a plan").breaks_run(),
+                "{pattern}"
+            );
         }
     }
 

@@ -32,14 +32,15 @@
 //! (`work_invisible` and its words), the run's degradation (`find_degradation`) and the
 //! error past the budget (`WorkBudgetExceeded`).
 
-use otel_oracles_core::citations::IdPattern;
+use otel_oracles_core::citations::{IdPattern, MAX_ID_TEXT};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PySet, PyString, PyTuple};
 
 use crate::check_plans::{found, pointed, Budget, Text};
 use crate::evidence::{
-    self, field_absent, ground, listed_steps, memoized, plan_ids, where_text, CiteSource, CiteText,
+    self, field_absent, ground, listed_steps, memoized, plan_ids, where_text, CiteAsked,
+    CiteSource, CiteText,
 };
 use crate::pydict::StepFields;
 use crate::report_json::json_indented;
@@ -113,6 +114,28 @@ impl Cites {
             .bind(py)
             .call1((self.pattern.bind(py), text))?
             .cast_into::<PyList>()?)
+    }
+
+    /// `_cited_ids(pattern, text)` of a text the core wrote, added to `into`: the core's
+    /// answer read from the text itself where `plan_ids` would give one for it as a `str`,
+    /// else the engine's.
+    fn add_ids<'py>(&self, py: Python<'py>, text: &str, into: &Bound<'py, PySet>) -> PyResult<()> {
+        let within = text.len() <= MAX_ID_TEXT || text.chars().count() <= MAX_ID_TEXT;
+        if let Some(ids) = self
+            .plan
+            .as_ref()
+            .filter(|_| within)
+            .and_then(|plan| plan.ids(text))
+        {
+            for ident in ids {
+                into.add(ident)?;
+            }
+            return Ok(());
+        }
+        for ident in self.ids(PyString::new(py, text).as_any())?.iter() {
+            into.add(ident)?;
+        }
+        Ok(())
     }
 
     /// `evidence.final_output()` (its text known: the check declares `final_output`) and
@@ -290,12 +313,14 @@ impl Grounded {
             made: Vec::new(),
         };
         let continues = self.continues_id.bind(py);
+        let mut asked = CiteAsked::default();
         let mut grounded = ground(
             &answer.ids,
             |i, searched| sources.source(i, searched),
             continues,
             true,
             self.budget,
+            &mut asked,
         )?;
         if grounded.is_none() {
             // The stand-in texts are longer than the made ones: whether the made texts run
@@ -306,6 +331,7 @@ impl Grounded {
                 continues,
                 false,
                 self.budget,
+                &mut asked,
             )?;
         }
         let Some((hits, _)) = grounded else {
@@ -369,7 +395,7 @@ impl Grounded {
                 false,
             );
         }
-        self.ungrounded(&mut sources, &answer, &ungrounded, details, finding)
+        self.ungrounded(&mut sources, asked, &answer, &ungrounded, details, finding)
     }
 
     /// The answer when some cited id is in no source: missing evidence when a source's
@@ -378,17 +404,38 @@ impl Grounded {
     fn ungrounded<'py>(
         &self,
         sources: &mut Sources<'_, 'py>,
+        mut asked: CiteAsked<'py>,
         answer: &Answer<'py>,
         ungrounded: &Bound<'py, PyList>,
         details: Bound<'py, PyDict>,
         finding: &Py<SlotClass>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = sources.evidence.py();
+        // The ids the sources returned are listed from the texts the search stood in with
+        // when the pattern's literal finds the same ids in them as in the made texts (see
+        // `IdPattern::breaks_run`): the texts the search kept, a structured result not
+        // written again by Python's JSON encoder (`_source_texts`, `result_text`).
+        let alike = self
+            .cites
+            .plan
+            .as_ref()
+            .is_some_and(|plan| !plan.breaks_run());
         let mut texts = Vec::new();
         let mut unknown = Vec::new();
         let mut i = 0;
         while sources.reaches(i)? {
-            let text = sources.made(i)?;
+            let text = if alike {
+                match asked.take_searched(i) {
+                    Some(None) => None,
+                    Some(Some(CiteText::Utf8(text, _))) => Some(Stand::Str(text)),
+                    Some(Some(CiteText::Made(text, _))) => Some(Stand::Made(text)),
+                    // Not asked (the search ran past the budget before, the made texts
+                    // searched after), or a `str` holding a lone surrogate, kept as bytes.
+                    Some(Some(CiteText::Passed(..))) | None => sources.searched(i)?,
+                }
+            } else {
+                sources.made(i)?.map(Stand::Str)
+            };
             let step = &sources.steps[i];
             if text.is_none() && step.getattr(intern!(py, "status"))?.ne("error")? {
                 unknown.push(step.clone());
@@ -425,10 +472,15 @@ impl Grounded {
         }
         let returned = PySet::empty(py)?;
         for text in texts {
-            if !text.is_empty()? {
-                for ident in self.cites.ids(text.as_any())?.iter() {
-                    returned.add(ident)?;
+            match text {
+                Stand::Str(text) => {
+                    if !text.is_empty()? {
+                        for ident in self.cites.ids(text.as_any())?.iter() {
+                            returned.add(ident)?;
+                        }
+                    }
                 }
+                Stand::Made(text) => self.cites.add_ids(py, &text, &returned)?,
             }
         }
         let returned = PyList::new(py, returned.iter())?;
@@ -553,9 +605,20 @@ impl<'py> Sources<'_, 'py> {
                 Some(text) => CiteSource::Text(CiteText::of(text)?),
             });
         }
+        Ok(match self.searched(i)? {
+            None => CiteSource::Unknown,
+            Some(Stand::Str(text)) => CiteSource::Text(CiteText::of(text)?),
+            Some(Stand::Made(text)) => CiteSource::Text(CiteText::made(text)),
+        })
+    }
+
+    /// The `i`-th source's stand-in text (`_source_search`; `None`: not captured), made
+    /// anew at each ask: the search asks it once (and keeps it), a failure's list of
+    /// returned ids again only what the search did not keep.
+    fn searched(&self, i: usize) -> PyResult<Option<Stand<'py>>> {
         let py = self.evidence.py();
         let step = &self.steps[i];
-        let found = if let Some(value) = &self.values[i] {
+        Ok(if let Some(value) = &self.values[i] {
             Some(self.stand_in(value)?)
         } else {
             // `_source_search`: the documents' text, then the result's.
@@ -579,11 +642,6 @@ impl<'py> Sources<'_, 'py> {
                 (Some(first), Some(second)) => Some(joined_lines(py, first, second)?),
                 (Some(_), None) => unreachable!("the second part is popped first"),
             }
-        };
-        Ok(match found {
-            None => CiteSource::Unknown,
-            Some(Stand::Str(text)) => CiteSource::Text(CiteText::of(text)?),
-            Some(Stand::Made(text)) => CiteSource::Text(CiteText::made(text)),
         })
     }
 

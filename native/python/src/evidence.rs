@@ -24,7 +24,9 @@ mod probes;
 mod sequence;
 mod view;
 
-pub(crate) use citations::{ground, plan_ids, Source as CiteSource, Text as CiteText};
+pub(crate) use citations::{
+    ground, plan_ids, Asked as CiteAsked, Source as CiteSource, Text as CiteText,
+};
 pub(crate) use naming::{field_absent, listed_steps, where_text};
 pub(crate) use sequence::{items_named_by, sequence_diff};
 pub(crate) use view::StepView;

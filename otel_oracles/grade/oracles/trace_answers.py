@@ -76,10 +76,11 @@ def _cited_ids(pattern: str, text: str) -> list[str]:
     """Ids in first-seen order; the first group when the regex has one, else the match. The
     citation checks' plans (``native/python/src/check_plans_cite.rs``) find them once per
     trajectory and pattern (the evidence's memo, ``("answer_cites", pattern)``: both checks
-    usually search the same answer), and in each source's text for a failure's list of the
-    ids the sources returned: by the core where the pattern is a literal and a digit run
-    (``cited_ids``: ``doc-\\d+``), asking this function only for another pattern or a text
-    the core leaves to the engine (a character beyond ASCII where ``\\d`` could take it)."""
+    usually search the same answer), and in each source's text (made or stand-in) for a
+    failure's list of the ids the sources returned: by the core where the pattern is a
+    literal and a digit run (``cited_ids``: ``doc-\\d+``), asking this function only for
+    another pattern or a text the core leaves to the engine (a character beyond ASCII
+    where ``\\d`` could take it)."""
     found = cited_ids(pattern, text)
     if found is not None:
         return found
@@ -129,7 +130,10 @@ text searched its characters and each occurrence of an id whose neighbours it te
 def _source_texts(ev: Evidence, step: Step) -> str | None:
     """What a tool or retrieval step returned, as text to search for ids (None = unknown):
     what ``citations_grounded``'s plan searches for an id holding a break character, past
-    the budget on the stand-in texts, and lists a failure's returned ids from."""
+    the budget on the stand-in texts, and lists a failure's returned ids from when the
+    pattern is not the core's (``IdPattern``) or its literal holds a break character (the
+    core lists them from its own stand-in texts otherwise: the same ids, no JSON encoding
+    in Python)."""
     parts = []
     if step.documents is not None and "documents" not in step.redacted:
         parts.append(result_text(step.documents))

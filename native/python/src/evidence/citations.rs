@@ -70,6 +70,29 @@ enum Known<'py> {
     Text(Text<'py>),
 }
 
+/// The texts a search asked of its sources: per source its two texts (made, searched), and
+/// the first index with no source once known. Kept by a caller that searches twice (the
+/// second search asks only what the first did not) or reads the stand-in texts afterwards
+/// (`check_plans_cite`: a failure's list of the ids the sources returned).
+#[derive(Default)]
+pub(crate) struct Asked<'py> {
+    texts: Vec<[Known<'py>; 2]>,
+    end: Option<usize>,
+}
+
+impl<'py> Asked<'py> {
+    /// The `i`-th source's stand-in text, taken out (asked again, it is asked of the
+    /// source): `None` when a search did not ask it, `Some(None)` when not captured.
+    pub(crate) fn take_searched(&mut self, i: usize) -> Option<Option<Text<'py>>> {
+        let known = self.texts.get_mut(i)?;
+        match std::mem::replace(&mut known[1], Known::Unasked) {
+            Known::Unasked => None,
+            Known::Unknown => Some(None),
+            Known::Text(text) => Some(Some(text)),
+        }
+    }
+}
+
 /// For each of `ids` (non-empty `str`s), the index of the first source whose text holds it
 /// as a whole id, `None` when none does, and the characters left of `budget`; `None` for
 /// the whole answer when the search runs past `budget` (the text's characters charged
@@ -98,24 +121,30 @@ fn ground_ids<'py>(
             Source::Text(Text::of(text.cast_into::<PyString>()?)?)
         })
     };
-    ground(ids, ask, continues_id, searched, budget)
+    ground(
+        ids,
+        ask,
+        continues_id,
+        searched,
+        budget,
+        &mut Asked::default(),
+    )
 }
 
 /// `ground_ids` of a source the caller answers in Rust (`source(i, searched)`, each asked
-/// once): the one search for cited ids, shared by the function Python calls and
-/// `citations_grounded`'s plan.
+/// once, the texts kept in `asked`): the one search for cited ids, shared by the function
+/// Python calls and `citations_grounded`'s plan.
 pub(crate) fn ground<'py>(
     ids: &Bound<'py, PyList>,
     mut source: impl FnMut(usize, bool) -> PyResult<Source<'py>>,
     continues_id: &Bound<'py, PyAny>,
     searched: bool,
     budget: i64,
+    asked: &mut Asked<'py>,
 ) -> PyResult<Option<(Vec<Option<usize>>, i64)>> {
     let py = ids.py();
     let mut budget = Budget::of(budget);
-    // Per source, its two texts (made, searched); `end`: the first index with no source.
-    let mut texts: Vec<[Known<'py>; 2]> = Vec::new();
-    let mut end: Option<usize> = None;
+    let Asked { texts, end } = asked;
     let continues = |cp: u32| -> PyResult<bool> {
         // SAFETY: `PyUnicode_FromOrdinal` returns a new reference to a one-character
         // `str`, or NULL with an exception set for a code point beyond U+10FFFF (which
@@ -145,7 +174,7 @@ pub(crate) fn ground<'py>(
                 texts[i][kind] = match source(i, kind == 1)? {
                     Source::End => {
                         texts.truncate(i);
-                        end = Some(i);
+                        *end = Some(i);
                         break;
                     }
                     Source::Unknown => Known::Unknown,
