@@ -12,12 +12,12 @@ from typing import Any
 
 import pytest
 
-from otel_oracles._native import ShownFilter, VerdictJson, VerdictReports
+from otel_oracles._native import ShownFilter, VerdictJson, VerdictMarkup, VerdictReports
 from otel_oracles.emit import SHOWN_FILTER
 from otel_oracles.model.result import Counts, OracleResult, Outcome, Verdict, count_outcomes
 from otel_oracles.report import verdict_reports
 from otel_oracles.report._json import _VERDICT_JSON
-from otel_oracles.report._markup import MARKUP
+from otel_oracles.report._markup import MARK, MARKUP
 from tests.native.verdict_cases import (
     CASES,
     REFUSED,
@@ -127,3 +127,31 @@ def test_the_writers_must_be_built_for_the_same_models() -> None:
         None,
         None,
     )
+
+
+FILTERED = (
+    "name",
+    "oracle_type",
+    "outcome",
+    "used",
+    "budget",
+    "step_indexes",
+    "details",
+    "message",
+)
+"""The result fields the privacy filter reads (``scrub.rs``' ``JUDGED_NAMES``)."""
+
+
+@pytest.mark.parametrize("missing", FILTERED)
+def test_each_writer_is_refused_a_result_model_lacking_a_field_the_filter_reads(
+    missing: str,
+) -> None:
+    """Both writers find the filter's fields by name when they are built (one list of them
+    for both): a result model without one is refused then, not read at a wrong place."""
+    fields = tuple(name for name in OracleResult.model_fields if name != missing)
+    assert len(fields) == len(OracleResult.model_fields) - 1
+    verdict, counts = tuple(Verdict.model_fields), tuple(Counts.model_fields)
+    with pytest.raises(ValueError, match=f'no field "{missing}"'):
+        VerdictJson(verdict, fields, counts, 2, lambda v: v)
+    with pytest.raises(ValueError, match=f'no field "{missing}"'):
+        VerdictMarkup(verdict, fields, counts, list(MARK.items()), lambda v: v, 10, 10)

@@ -35,7 +35,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::pydict::instance_dict;
-use crate::scrub::{surrogatepass_bytes, Judged, ReadFields, ShownFilter};
+use crate::scrub::{surrogatepass_bytes, JudgedAt, ReadFields, ShownFilter};
 
 /// Deepest nesting `json_indented` writes; deeper values are left to its caller (a value's
 /// arguments are a few levels deep, so this bound only meets hostile or cyclic data).
@@ -1016,18 +1016,11 @@ pub(crate) struct VerdictJson {
     /// The verdict fields holding the results and the counts.
     results_at: usize,
     counts_at: usize,
-    /// The result fields a report shows through the privacy boundary (message and
-    /// details) and the other `dict[str, Any]` one (params).
-    message_at: usize,
-    details_at: usize,
+    /// The result fields the filter reads, among them the two a report shows through the
+    /// privacy boundary (message and details).
+    judged_at: JudgedAt,
+    /// The other `dict[str, Any]` result field (params).
     params_at: usize,
-    /// The other result fields the filter reads (`Judged`).
-    name_at: usize,
-    oracle_type_at: usize,
-    outcome_at: usize,
-    used_at: usize,
-    budget_at: usize,
-    steps_at: usize,
     /// The verdict's `passed` and the counts `Verdict.verdict` reads (`derived_verdict`).
     passed_at: usize,
     derived_counts: [usize; 4],
@@ -1079,20 +1072,16 @@ impl VerdictJson {
                 line
             })
             .collect();
-        let (message_at, details_at, params_at, steps_at) = (
-            result.position("message")?,
-            result.position("details")?,
-            result.position("params")?,
-            result.position("step_indexes")?,
-        );
+        let judged_at = JudgedAt::find(|name| result.position(name))?;
+        let params_at = result.position("params")?;
         let run_end = field_runs(
             result.keys.len(),
             &[
-                message_at,
-                details_at,
+                judged_at.message,
+                judged_at.details,
                 params_at,
                 result.position("span_ids")?,
-                steps_at,
+                judged_at.steps,
                 result.position("duration_ns")?,
             ],
         );
@@ -1101,15 +1090,8 @@ impl VerdictJson {
             run_end,
             results_at: verdict.position("results")?,
             counts_at: verdict.position("counts")?,
-            message_at,
-            details_at,
+            judged_at,
             params_at,
-            name_at: result.position("name")?,
-            oracle_type_at: result.position("oracle_type")?,
-            outcome_at: result.position("outcome")?,
-            used_at: result.position("used")?,
-            budget_at: result.position("budget")?,
-            steps_at,
             passed_at: verdict.position("passed")?,
             derived_counts: [
                 counts.position("invariant_failures")?,
@@ -1420,7 +1402,9 @@ impl VerdictJson {
         text.clear();
         match (shown, message) {
             (Some(_), Some(message)) => write_shown_string(message, &mut text),
-            (Some(filter), None) => filter.write_shown_message(&self.judged(values), &mut text)?,
+            (Some(filter), None) => {
+                filter.write_shown_message(&self.judged_at.of(values), &mut text)?
+            }
             (None, _) => {}
         }
         out.push(b'{');
@@ -1437,16 +1421,16 @@ impl VerdictJson {
             }
             // Details and params (plain data or dumped), and a shown message, are written
             // below; every other field by its line.
-            let data = i == self.details_at || i == self.params_at;
-            let shown_message = shown.is_some() && i == self.message_at;
+            let data = i == self.judged_at.details || i == self.params_at;
+            let shown_message = shown.is_some() && i == self.judged_at.message;
             if !data && !shown_message {
                 self.write_field(w, i, value, out)?;
                 continue;
             }
             out.extend_from_slice(&self.result_lines[i]);
             match shown {
-                Some(_) if i == self.message_at => out.extend_from_slice(&text),
-                Some(filter) if i == self.details_at => match scrubbed {
+                Some(_) if i == self.judged_at.message => out.extend_from_slice(&text),
+                Some(filter) if i == self.judged_at.details => match scrubbed {
                     Some(scrubbed) => self.write_data(w, scrubbed.as_any(), 3, out)?,
                     None => self.write_scrubbed(w, filter, value, 3, out)?,
                 },
@@ -1543,8 +1527,8 @@ impl VerdictJson {
         shown: Option<&ShownFilter>,
         out: &mut Vec<u8>,
     ) -> Written {
-        let message_key = &self.result.keys[self.message_at];
-        let details_key = &self.result.keys[self.details_at];
+        let message_key = &self.result.keys[self.judged_at.message];
+        let details_key = &self.result.keys[self.judged_at.details];
         let params_key = &self.result.keys[self.params_at];
         let mut entries: Entries<'_, '_> = match self.result.values(result)? {
             // The common case written straight from the field values.
@@ -1570,20 +1554,6 @@ impl VerdictJson {
             set_entry(&mut entries, details_key, Slot::Data(details.into_any()));
         }
         self.write_entries(w, &entries, 2, out)
-    }
-
-    /// What the filter reads of a result, borrowed from its field values.
-    fn judged<'a, 'py>(&self, values: &'a [Bound<'py, PyAny>]) -> Judged<'a, 'py> {
-        Judged {
-            name: &values[self.name_at],
-            oracle_type: &values[self.oracle_type_at],
-            outcome: &values[self.outcome_at],
-            used: &values[self.used_at],
-            budget: &values[self.budget_at],
-            steps: &values[self.steps_at],
-            details: &values[self.details_at],
-            message: &values[self.message_at],
-        }
     }
 
     /// Details as `filter.scrub(details)` shows them, written as they are scrubbed: the

@@ -27,7 +27,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::report_json::{derived_verdict, Fields, Held, ReadVerdict, VerdictJson};
-use crate::scrub::{surrogatepass_bytes, Judged, ShownFilter};
+use crate::scrub::{surrogatepass_bytes, JudgedAt, ShownFilter};
 
 /// A `str`'s text as bytes: its UTF-8, or (one holding a surrogate, which has no UTF-8) its
 /// `surrogatepass` bytes, each surrogate three bytes as UTF-8 would write its code point.
@@ -368,16 +368,11 @@ struct VerdictMarkup {
     v_results: usize,
     v_counts: usize,
     v_duration_ns: usize,
-    r_name: usize,
-    r_oracle_type: usize,
+    /// The result fields the filter reads, among them the name, type, outcome, message and
+    /// details a row shows.
+    r_judged: JudgedAt,
     r_layer: usize,
-    r_outcome: usize,
     r_passed: usize,
-    r_message: usize,
-    r_details: usize,
-    r_used: usize,
-    r_budget: usize,
-    r_steps: usize,
     /// The counts in the summary's columns (invariant, tolerated, exhausted, missing), then
     /// the errors.
     c_columns: [usize; 4],
@@ -429,16 +424,9 @@ impl VerdictMarkup {
             v_results: verdict.position("results")?,
             v_counts: verdict.position("counts")?,
             v_duration_ns: verdict.position("duration_ns")?,
-            r_name: result.position("name")?,
-            r_oracle_type: result.position("oracle_type")?,
+            r_judged: JudgedAt::find(|name| result.position(name))?,
             r_layer: result.position("layer")?,
-            r_outcome: result.position("outcome")?,
             r_passed: result.position("passed")?,
-            r_message: result.position("message")?,
-            r_details: result.position("details")?,
-            r_used: result.position("used")?,
-            r_budget: result.position("budget")?,
-            r_steps: result.position("step_indexes")?,
             c_columns: [
                 counts.position("invariant_failures")?,
                 counts.position("tolerated_failures")?,
@@ -541,13 +529,13 @@ impl VerdictMarkup {
             // line escaped whole.
             let mut line = Vec::with_capacity(message.len() + 64);
             write_markup(
-                &outcome_of(&row.values[self.r_outcome])?,
+                &outcome_of(&row.values[self.r_judged.outcome])?,
                 Markup::XmlText,
                 &mut line,
             );
             line.push(b' ');
             write_markup(
-                &str_of(&row.values[self.r_name])?,
+                &str_of(&row.values[self.r_judged.name])?,
                 Markup::XmlText,
                 &mut line,
             );
@@ -585,7 +573,7 @@ impl VerdictMarkup {
                 b"failure"
             };
             let row = &rows[first];
-            let mut head = str_of(&row.values[self.r_name])?.into_owned();
+            let mut head = str_of(&row.values[self.r_judged.name])?.into_owned();
             head.extend_from_slice(b": ");
             head.extend_from_slice(&messages[first]);
             out.extend_from_slice(b"\n      <");
@@ -598,7 +586,7 @@ impl VerdictMarkup {
             );
             out.extend_from_slice(b"\" type=\"");
             write_markup(
-                &outcome_of(&row.values[self.r_outcome])?,
+                &outcome_of(&row.values[self.r_judged.outcome])?,
                 Markup::XmlAttribute,
                 &mut out,
             );
@@ -776,20 +764,10 @@ impl VerdictMarkup {
     fn message(&self, row: &ResultRow<'_>, shown: Option<&ShownFilter>) -> PyResult<Vec<u8>> {
         let values = &row.values;
         match shown {
-            Some(filter) => {
-                let judged = Judged {
-                    name: &values[self.r_name],
-                    oracle_type: &values[self.r_oracle_type],
-                    outcome: &values[self.r_outcome],
-                    used: &values[self.r_used],
-                    budget: &values[self.r_budget],
-                    steps: &values[self.r_steps],
-                    details: &values[self.r_details],
-                    message: &values[self.r_message],
-                };
-                Ok(filter.shown_message(&judged)?.into_bytes())
-            }
-            None => Ok(str_of(&values[self.r_message])?.into_owned()),
+            Some(filter) => Ok(filter
+                .shown_message(&self.r_judged.of(values))?
+                .into_bytes()),
+            None => Ok(str_of(&values[self.r_judged.message])?.into_owned()),
         }
     }
 
@@ -804,11 +782,11 @@ impl VerdictMarkup {
         out: &mut Vec<u8>,
     ) -> PyResult<()> {
         let values = &row.values;
-        let outcome = outcome_of(&values[self.r_outcome])?;
+        let outcome = outcome_of(&values[self.r_judged.outcome])?;
         out.extend_from_slice(b"<tr class=\"result o-row-");
         out.extend_from_slice(&outcome);
         out.extend_from_slice(b"\"><td>");
-        for (k, at) in [self.r_name, self.r_oracle_type, self.r_layer]
+        for (k, at) in [self.r_judged.name, self.r_judged.oracle_type, self.r_layer]
             .into_iter()
             .enumerate()
         {
@@ -832,7 +810,7 @@ impl VerdictMarkup {
         out.extend_from_slice(b"</td><td><pre>");
         write_markup(message, Markup::Html, out);
         out.extend_from_slice(b"</pre></td><td>");
-        let details = &values[self.r_details];
+        let details = &values[self.r_judged.details];
         match (scrubbed, shown) {
             (Some(scrubbed), _) => self.details(scrubbed.as_any(), out)?,
             (None, Some(filter)) => self.details(filter.scrub(details)?.as_any(), out)?,
@@ -1019,7 +997,7 @@ impl VerdictReports {
         let scrubbed = match shown {
             Some(filter) if self.html && json.is_some() => Some(
                 rows.iter()
-                    .map(|row| filter.scrub(&row.values[m.r_details]))
+                    .map(|row| filter.scrub(&row.values[m.r_judged.details]))
                     .collect::<PyResult<Vec<_>>>()?,
             ),
             _ => None,

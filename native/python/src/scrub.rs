@@ -15,12 +15,14 @@
 //! a set lookup.
 
 use std::borrow::Cow;
+use std::convert::Infallible;
 use std::sync::Mutex;
 
 use otel_oracles_core::json_text::{escape_surrogates, int_text, write_shown_string};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{
     PyBool, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PySet, PySlice, PyString, PyTuple,
 };
@@ -183,50 +185,104 @@ impl Rendered {
     }
 }
 
-/// The fields of a result the filter reads, borrowed where they are held (a report's
-/// field values, a record's reads): the filter only reads them.
-pub(crate) struct Judged<'a, 'py> {
-    pub(crate) name: &'a Bound<'py, PyAny>,
-    pub(crate) oracle_type: &'a Bound<'py, PyAny>,
-    pub(crate) outcome: &'a Bound<'py, PyAny>,
-    pub(crate) used: &'a Bound<'py, PyAny>,
-    pub(crate) budget: &'a Bound<'py, PyAny>,
-    pub(crate) steps: &'a Bound<'py, PyAny>,
-    pub(crate) details: &'a Bound<'py, PyAny>,
-    pub(crate) message: &'a Bound<'py, PyAny>,
+/// The fields of a result the filter reads, each a `T`: the values themselves ([`Judged`],
+/// [`ReadFields`]), their names, or where they stand among a model's field values
+/// ([`JudgedAt`]). One record for all of them, so that which field is which is written in
+/// one place ([`each`](Self::each)) and every way of reaching a result's fields goes
+/// through it.
+pub(crate) struct JudgedFields<T> {
+    pub(crate) name: T,
+    pub(crate) oracle_type: T,
+    pub(crate) outcome: T,
+    pub(crate) used: T,
+    pub(crate) budget: T,
+    pub(crate) steps: T,
+    pub(crate) details: T,
+    pub(crate) message: T,
 }
 
+/// The fields of a result the filter reads, borrowed where they are held (a report's
+/// field values, a record's reads): the filter only reads them.
+pub(crate) type Judged<'a, 'py> = JudgedFields<&'a Bound<'py, PyAny>>;
+
 /// A result's fields the filter reads, read as attributes (`judged` lends them).
-pub(crate) struct ReadFields<'py>([Bound<'py, PyAny>; 8]);
+pub(crate) type ReadFields<'py> = JudgedFields<Bound<'py, PyAny>>;
+
+/// Where the fields the filter reads stand among a result model's field values, found once
+/// by a report's writer (`find`), which lends a result's values through them (`of`).
+pub(crate) type JudgedAt = JudgedFields<usize>;
+
+/// The model's name of each field the filter reads (`OracleResult`'s).
+const JUDGED_NAMES: JudgedFields<&str> = JudgedFields {
+    name: "name",
+    oracle_type: "oracle_type",
+    outcome: "outcome",
+    used: "used",
+    budget: "budget",
+    steps: "step_indexes",
+    details: "details",
+    message: "message",
+};
+
+impl<T> JudgedFields<T> {
+    /// `f` of each field, in the fields' order, stopping at its first error: the one place
+    /// that pairs the fields of one record with those of another.
+    #[inline]
+    fn each<'s, U, E>(
+        &'s self,
+        mut f: impl FnMut(&'s T) -> Result<U, E>,
+    ) -> Result<JudgedFields<U>, E> {
+        Ok(JudgedFields {
+            name: f(&self.name)?,
+            oracle_type: f(&self.oracle_type)?,
+            outcome: f(&self.outcome)?,
+            used: f(&self.used)?,
+            budget: f(&self.budget)?,
+            steps: f(&self.steps)?,
+            details: f(&self.details)?,
+            message: f(&self.message)?,
+        })
+    }
+
+    /// `f` of each field (`each`, for an `f` that cannot fail).
+    #[inline]
+    fn map<'s, U>(&'s self, mut f: impl FnMut(&'s T) -> U) -> JudgedFields<U> {
+        match self.each(|field| Ok::<U, Infallible>(f(field))) {
+            Ok(mapped) => mapped,
+            Err(never) => match never {},
+        }
+    }
+}
+
+impl JudgedAt {
+    /// Where each field stands, as `position` finds a name among the model's fields (which
+    /// refuses a model without one).
+    pub(crate) fn find(mut position: impl FnMut(&str) -> PyResult<usize>) -> PyResult<Self> {
+        JUDGED_NAMES.each(|name| position(name))
+    }
+
+    /// What the filter reads of a result, borrowed from its field values (`values`, in the
+    /// model's order).
+    #[inline]
+    pub(crate) fn of<'a, 'py>(&self, values: &'a [Bound<'py, PyAny>]) -> Judged<'a, 'py> {
+        self.map(|&at| &values[at])
+    }
+}
+
+/// The names of the fields the filter reads, interned once (`ReadFields::read`).
+static JUDGED_KEYS: PyOnceLock<JudgedFields<Py<PyString>>> = PyOnceLock::new();
 
 impl<'py> ReadFields<'py> {
     pub(crate) fn read(result: &Bound<'py, PyAny>) -> PyResult<Self> {
         let py = result.py();
-        let read = |name: &Bound<'py, PyString>| result.getattr(name);
-        Ok(Self([
-            read(intern!(py, "name"))?,
-            read(intern!(py, "oracle_type"))?,
-            read(intern!(py, "outcome"))?,
-            read(intern!(py, "used"))?,
-            read(intern!(py, "budget"))?,
-            read(intern!(py, "step_indexes"))?,
-            read(intern!(py, "details"))?,
-            read(intern!(py, "message"))?,
-        ]))
+        let keys = JUDGED_KEYS.get_or_init(py, || {
+            JUDGED_NAMES.map(|name| PyString::intern(py, name).unbind())
+        });
+        keys.each(|key| result.getattr(key.bind(py)))
     }
 
     pub(crate) fn judged(&self) -> Judged<'_, 'py> {
-        let [name, oracle_type, outcome, used, budget, steps, details, message] = &self.0;
-        Judged {
-            name,
-            oracle_type,
-            outcome,
-            used,
-            budget,
-            steps,
-            details,
-            message,
-        }
+        self.map(|value| value)
     }
 }
 
