@@ -154,6 +154,69 @@ def test_the_verdict_tally_is_the_pass_test_and_the_counts_validation_makes() ->
     assert verdict_tally([odd]) == (True, Counts(tolerated_failures=1))
 
 
+def _validating_tally(counted: dict[Any, Any]) -> tuple[Verdicts, list[dict[Any, int]]]:
+    """A ``Verdicts`` whose ``Counts`` are validated, not filled, and the tallies it validates."""
+    seen: list[dict[Any, int]] = []
+
+    def validate(tally: dict[Any, int]) -> Counts:
+        seen.append(dict(tally))
+        return Counts.model_validate(tally)
+
+    verdicts = Verdicts(
+        ModelFill(Verdict, result_module._VERDICT_TRUSTED),
+        ModelFill(Counts, False, validate),
+        counted,
+        Outcome.PASS,
+        OracleResult,
+    )
+    return verdicts, seen
+
+
+def test_a_tally_validated_counts_as_the_filled_one() -> None:
+    # Where ``Counts`` is not kept as filling builds it, the tally is a dict validated: each
+    # outcome adds to the field ``_COUNTED`` names (pass to none), in the order first met,
+    # whether the outcome is found by identity or only by value (a plain string).
+    verdicts, seen = _validating_tally(result_module._COUNTED)
+    odd = OracleResult.model_construct(outcome="errors", passed=0)
+    odd_tolerated = OracleResult.model_construct(outcome="tolerated", passed=1)
+    results = [
+        _result(Outcome.PASS),
+        _result(Outcome.ERROR, passed=False),
+        odd_tolerated,
+        _result(Outcome.PASS),
+        _result(Outcome.ERROR, passed=False),
+        _result(Outcome.TOLERATED),
+    ]
+    passed, counts = verdicts.tally(results)
+    assert seen == [{"errors": 2, "tolerated_failures": 2}]
+    assert list(seen[0]) == ["errors", "tolerated_failures"]
+    assert (
+        (passed, counts)
+        == verdict_tally(results)
+        == (False, Counts(errors=2, tolerated_failures=2))
+    )
+    assert counts.model_fields_set == {"errors", "tolerated_failures"}
+    assert verdicts.tally([_result(), odd_tolerated]) == (True, Counts(tolerated_failures=1))
+    # ``errors`` is no outcome: a result of it adds to no count, and fails the trace.
+    assert verdicts.tally([odd]) == (False, Counts())
+    assert seen[-1] == {}
+
+
+def test_a_tally_of_a_field_counts_lacks_is_refused_as_validation_refuses_it() -> None:
+    # An outcome counted under a name ``Counts`` does not have: the tally is validated (a
+    # filled one could not hold it), and refused; a ``str`` subclass naming a field counts.
+    counted = {**result_module._COUNTED, Outcome.ERROR: "harness_errors"}
+    verdicts, seen = _validating_tally(counted)
+    assert verdicts.tally([_result(Outcome.TOLERATED)]) == (True, Counts(tolerated_failures=1))
+    with pytest.raises(ValidationError, match="harness_errors"):
+        verdicts.tally([_result(Outcome.TOLERATED), _result(Outcome.ERROR, passed=False)])
+    assert seen[-1] == {"tolerated_failures": 1, "harness_errors": 1}
+    subclass = {**result_module._COUNTED, Outcome.ERROR: _Str("errors")}
+    verdicts, seen = _validating_tally(subclass)
+    assert verdicts.tally([_result(Outcome.ERROR, passed=False)]) == (False, Counts(errors=1))
+    assert [type(key) for key in seen[-1]] == [_Str]
+
+
 def _grade_both(trajectory: Trajectory, graded_contract: Any = None) -> tuple[Verdict, Verdict]:
     """``grade``'s verdict, and the one validation makes of the same values."""
     if graded_contract is None:

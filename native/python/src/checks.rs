@@ -1214,30 +1214,39 @@ impl Verdicts {
         self.count(tally, ok.is_truthy()?, &outcome)
     }
 
-    /// A result of `passed` and `outcome` counted into `tally`: the outcome's count found by
-    /// identity or, for any other value, as `_COUNTED.get(outcome)` finds it.
+    /// A result of `passed` and `outcome` counted into `tally`: into the count of the field
+    /// its outcome adds to (`adds_to`), when that is one of `COUNTS_FIELDS`.
     fn count(&self, tally: &mut Tally, passed: bool, outcome: &Bound<'_, PyAny>) -> PyResult<()> {
-        let py = outcome.py();
         tally.results += 1;
         tally.passed &= passed;
-        if outcome.is(self.pass.bind(py)) {
-            return Ok(());
-        }
-        let known = self.counted_at.iter().find(|(key, _)| key.is(outcome));
-        let at = match known {
-            Some(&(_, at)) => Some(at),
-            None => match self.counted.bind(py).get_item(outcome)? {
-                Some(field) => {
-                    let field = field.cast_into::<PyString>()?;
-                    COUNTS_FIELDS.iter().position(|name| field == *name)
-                }
-                None => None,
-            },
+        let at = match self.adds_to(outcome)? {
+            Some(AddsTo::At(at)) => Some(at),
+            Some(AddsTo::Field(field)) => {
+                let field = field.cast_into::<PyString>()?;
+                COUNTS_FIELDS.iter().position(|name| field == *name)
+            }
+            None => None,
         };
         if let Some(at) = at {
             tally.n[at] += 1;
         }
         Ok(())
+    }
+
+    /// The field a result's `outcome` adds to, or None for `Outcome.PASS` (told apart by
+    /// identity first) and an outcome `_COUNTED` lacks: the place of its field when the
+    /// outcome is one of `counted_at`'s itself (found by identity), else the field
+    /// `_COUNTED.get(outcome)` names. What both tallies (`count`, `tally_validated`) count.
+    #[inline]
+    fn adds_to<'py>(&self, outcome: &Bound<'py, PyAny>) -> PyResult<Option<AddsTo<'py>>> {
+        let py = outcome.py();
+        if outcome.is(self.pass.bind(py)) {
+            return Ok(None);
+        }
+        if let Some(&(_, at)) = self.counted_at.iter().find(|(key, _)| key.is(outcome)) {
+            return Ok(Some(AddsTo::At(at)));
+        }
+        Ok(self.counted.bind(py).get_item(outcome)?.map(AddsTo::Field))
     }
 
     /// `tally` with the tally a `dict` of the fields counted, validated into `Counts`.
@@ -1246,27 +1255,25 @@ impl Verdicts {
         results: &Bound<'py, PyAny>,
     ) -> PyResult<(bool, Bound<'py, PyAny>)> {
         let py = results.py();
-        let counted = self.counted.bind(py);
-        let pass = self.pass.bind(py);
+        let counts = self.counts.get();
         let tally = PyDict::new(py);
         let mut passed = true;
         for result in results.try_iter()? {
             let (ok, outcome) = self.passed_outcome(&result?)?;
-            if !ok.is_truthy()? {
-                passed = false;
-            }
-            if outcome.is(pass) {
-                continue;
-            }
-            if let Some(field) = counted.get_item(&outcome)? {
-                let now = match tally.get_item(&field)? {
-                    Some(n) => n.add(1)?,
-                    None => 1i64.into_pyobject(py)?.into_any(),
-                };
-                tally.set_item(field, now)?;
-            }
+            passed &= ok.is_truthy()?;
+            let field = match self.adds_to(&outcome)? {
+                // A place in `COUNTS_FIELDS`, whose names the model's are (`expect_fields`):
+                // its name equals the one `_COUNTED` gives.
+                Some(AddsTo::At(at)) => counts.names[at].bind(py).clone().into_any(),
+                Some(AddsTo::Field(field)) => field,
+                None => continue,
+            };
+            let now = match tally.get_item(&field)? {
+                Some(n) => n.add(1)?,
+                None => 1i64.into_pyobject(py)?.into_any(),
+            };
+            tally.set_item(field, now)?;
         }
-        let counts = self.counts.get();
         Ok((passed, counts.validate.bind(py).call1((tally,))?))
     }
 
@@ -1306,6 +1313,13 @@ impl Default for Tally {
             n: [0; COUNTS_FIELDS.len()],
         }
     }
+}
+
+/// The `Counts` field a result's outcome adds to (`Verdicts::adds_to`): its place in
+/// `COUNTS_FIELDS`, or, for an outcome not found by identity, the value `_COUNTED` holds.
+enum AddsTo<'py> {
+    At(usize),
+    Field(Bound<'py, PyAny>),
 }
 
 /// `Counts`' fields in declaration order.
