@@ -992,6 +992,13 @@ def _bench_edge_cases() -> Iterator[tuple[str, Trajectory]]:
             timed=False,
         ),
     )
+    # A glob character's byte stands for nothing else in UTF-8; the full-width ones are no
+    # glob characters.
+    yield (
+        "texts beyond ASCII, no glob character",
+        traj(tool("note", {"text": "café \uff1f ünïcode \uff0a ✓"}, "ok"), tool("x", {"t": "é"})),
+    )
+    yield "a text beyond ASCII with a glob character", traj(tool("note", {"text": "naïve ✓?"}))
     yield (
         "lone surrogates in inputs",
         traj(
@@ -1106,6 +1113,25 @@ def test_agentbench_plans_answer_as_the_python_checks_did_on_edge_cases() -> Non
         assert answered.get(key), answered
     for oracle_type in BENCH_PARAMS:
         assert answered.get(f"{oracle_type}: -"), answered
+
+
+def test_a_glob_character_is_met_beyond_ascii_as_itself() -> None:
+    # A call whose input holds `*` or `?` may name any file: the plan leaves the check to
+    # Python. Other characters (the full-width U+FF1F and U+FF0A among them) name nothing.
+    contract = parse_contract(
+        {"id": "bench", "workspace": BENCH_WORKSPACE, "invariants": [{"type": "no_network"}]},
+        "bench",
+    )
+    check = compile_check(
+        "invariant", OracleSpec(type="file_not_modified", params={"path": "pytest.ini"})
+    ).oracle
+    assert check is not None and check.native_plan is not None
+    answered = []
+    for text in ("café \uff1f ünïcode \uff0a ✓", "naïve ✓?", "naïve ✓*", "plain", "pytest.ini"):
+        with contextlib.ExitStack() as stack:
+            ctx = _replaying_context(contract, traj(tool("note", {"text": text})), stack)
+            answered.append(check.native_plan.finding(ctx) is not None)
+    assert answered == [True, False, False, True, False]
 
 
 @pytest.mark.parametrize("layer", ["invariant", "tolerance"])
