@@ -35,7 +35,7 @@ from otel_oracles.grade.oracles.agentbench import (
     steps_writing,
     steps_writing_workspace,
 )
-from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
+from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck, plain_params
 from otel_oracles.grade.oracles.trace_common import (
     DEFAULT_ERROR_PATTERN,
     args_mismatch,
@@ -232,15 +232,29 @@ def test_sequence_notes_are_the_messages_of_the_kept_pairs() -> None:
         SequenceItem(tool="run", args={"cmd": "pytest"}, args_mode="exact"),
         SequenceItem(tool="run", args_regex={"cmd": "pytest", "cwd": "^/"}),
         SequenceItem(tool="search"),
+        # `args` alone in subset mode: decided by the core, worded by `args_mismatch_why`.
+        SequenceItem(tool="write_file", args={"path": "calc.py", "cwd": 3.0}),
+        SequenceItem(tool="run", args={}),
+        SequenceItem(tool="run", args={"cmd": {"a": [1]}, "cwd": None}),
     ]
-    values = ["calc.py", "tests/test_a.py", "pytest", "ls", 3, None, {"a": [1]}]
+    values = ["calc.py", "tests/test_a.py", "pytest", "ls", 3, None, {"a": [1]}, "[REDACTED]", ""]
     for _ in range(300):
         calls = []
         for _ in range(rng.randint(0, 7)):
             args = {k: rng.choice(values) for k in rng.sample(["path", "cmd", "cwd"], 2)}
-            calls.append(tool(rng.choice(["write_file", "run", "search", "other"]), args))
+            shape = rng.random()
+            if shape < 0.1:  # no arguments captured: an AgentBench step's own fields, or none
+                raw = {"tool": "write_file", **args} if rng.random() < 0.5 else None
+                call = tool(rng.choice(["write_file", "run"]), None, raw=raw)
+            elif shape < 0.2:  # every value a placeholder, or none at all
+                call = tool(rng.choice(["write_file", "run"]), rng.choice([{}, {"cmd": ""}]))
+            else:
+                call = tool(rng.choice(["write_file", "run", "search", "other"]), args)
+            calls.append(call)
         steps = list(traj(*calls).steps)
         chosen = rng.sample(items, rng.randint(1, len(items)))
+        if rng.random() < 0.5:  # the plan's items are plain copies of the params
+            chosen = [plain_params(item) for item in chosen]
         for mode in ("in_order", "any_order"):
             _, counts, _, diff, _, _ = tool_sequence_diff(
                 mode,
@@ -261,6 +275,64 @@ def test_sequence_notes_are_the_messages_of_the_kept_pairs() -> None:
                 want = args_mismatch(item, call)
                 assert entry.get("note", "") == (want or "")
                 assert (entry["op"] == "match") == (want is None)
+
+
+def test_subset_args_are_judged_as_args_mismatch_judges_them() -> None:
+    # An item whose one constraint is `args` in subset mode is judged by the core; each
+    # pair's op and note are what `args_mismatch` says of it, for the pydantic item and its
+    # plain copy alike.
+    nan = float("nan")
+    cases: list[tuple[dict[str, Any], dict[str, Any]]] = [
+        ({"n": 3}, tool("f", {"n": 3.0})),  # equal across types
+        ({"n": 3, "m": "x"}, tool("f", {"m": "x", "n": 3, "o": 1})),  # other keys allowed
+        ({"n": 3}, tool("f", {"n": "3"})),
+        ({"n": 3}, tool("f", {"m": 3})),  # absent
+        ({"n": nan}, tool("f", {"n": nan})),  # nan != nan, even the same object
+        ({"n": {"a": [1, 2]}}, tool("f", {"n": {"a": [1, 2]}})),
+        ({"n": {"a": [1, 2]}}, tool("f", {"n": {"a": [2, 1]}})),
+        ({"n": None}, tool("f", {"n": None})),  # only placeholders: not captured
+        ({}, tool("f", {"n": 1})),
+        ({}, tool("f", {})),  # no arguments is a real value
+        ({}, tool("f", {"n": "[REDACTED]"})),  # only placeholders: not captured
+        ({"n": 1}, tool("f", {"n": ""})),
+        ({"n": 1}, tool("f", None)),  # not captured
+        ({"n": 1}, tool("f", None, raw={"tool": "f", "n": 1})),  # the step's own fields
+        ({"n": 1}, tool("f", None, raw={"tool": "f", "n": 2})),
+    ]
+    for args, call in cases:
+        step = traj(call).steps[0]
+        item = SequenceItem(tool="f", args=args)
+        want = args_mismatch(item, step)
+        for chosen in (item, plain_params(item)):
+            _, counts, _, diff, _, _ = tool_sequence_diff(
+                "in_order",
+                sequence_items([chosen]),
+                ("f",),
+                [step],
+                first_match,
+                args_mismatch_why,
+                _assign,
+            )
+            op = "match" if want is None else "args_mismatch"
+            assert [entry["op"] for entry in diff] == [op] and counts[op] == 1
+            assert diff[0].get("note", "") == (want or ""), (args, call)
+    assert [args_mismatch(SequenceItem(tool="f", args=a), traj(c).steps[0]) for a, c in cases] == [
+        None,
+        None,
+        "argument 'n' is \"3\", expected 3",
+        "argument 'n' absent",
+        "argument 'n' is NaN, expected NaN",
+        None,
+        'argument \'n\' is {"a": [2, 1]}, expected {"a": [1, 2]}',
+        "arguments not captured",
+        None,
+        None,
+        "arguments not captured",
+        "arguments not captured",
+        "arguments not captured",
+        None,
+        "argument 'n' is 2, expected 1",
+    ]
 
 
 # ---- why a call failed -------------------------------------------------------------------------

@@ -430,7 +430,7 @@ impl CheckPlans {
         assign: Bound<'_, PyAny>,
     ) -> PyResult<CheckPlan> {
         let plan = Sequence::new(&mode, items, named, ignore, first_match, why_of, assign)?;
-        self.plan(py, Kind::More(More::Sequence(plan)))
+        self.plan(py, Kind::More(More::Sequence(Box::new(plan))))
     }
 
     /// `tool_called`'s plan for `params` (`check_plans_more::Called`).

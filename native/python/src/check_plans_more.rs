@@ -22,15 +22,17 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList, PyString, PyTuple};
 
 use crate::check_plans::{found, joined, pointed, Budget};
-use crate::evidence::{self, items_named_by, listed_steps, sequence_diff, where_text};
+use crate::evidence::{
+    self, items_named_by, items_subsets, listed_steps, sequence_diff, where_text, Subset,
+};
 use crate::pydict::{self, StepFields};
 use crate::slots::SlotClass;
 use crate::tool_glob::NamedBy;
 
 /// A plan of this module, by check.
 pub(crate) enum More {
-    /// `tool_sequence`.
-    Sequence(Sequence),
+    /// `tool_sequence` (boxed: the largest plan, made once per check).
+    Sequence(Box<Sequence>),
     /// `tool_called`.
     Called(Called),
     /// `handoff`.
@@ -119,6 +121,8 @@ pub(crate) struct Sequence {
     named_by: NamedBy,
     /// Per item, whether its tool names a call's (`items_named_by`).
     items_named: Vec<NamedBy>,
+    /// Per item, its arguments' test when the core decides it (`items_subsets`).
+    items_subset: Vec<Option<Subset>>,
     why_of: Py<PyAny>,
     assign: Py<PyAny>,
     /// `"tool sequence ({mode}) holds: "`.
@@ -152,6 +156,7 @@ impl Sequence {
             ignored_by: NamedBy::new(ignore.clone(), first_match.clone()),
             named_by: NamedBy::new(named.clone(), first_match.clone()),
             items_named: items_named_by(&items, &first_match)?,
+            items_subset: items_subsets(&items)?,
             items: items.unbind(),
             named: named.unbind(),
             ignore: ignore.unbind(),
@@ -210,6 +215,7 @@ impl Sequence {
             named,
             &calls,
             &self.items_named,
+            &self.items_subset,
             self.why_of.bind(py),
             self.assign.bind(py),
         )?;

@@ -28,7 +28,7 @@ pub(crate) use citations::{
     ground, plan_ids, Asked as CiteAsked, Source as CiteSource, Text as CiteText,
 };
 pub(crate) use naming::{field_absent, listed_steps, where_text};
-pub(crate) use sequence::{items_named_by, sequence_diff};
+pub(crate) use sequence::{items_named_by, items_subsets, sequence_diff, Subset};
 pub(crate) use view::StepView;
 
 use probes::EvidencePlan;

@@ -7,9 +7,10 @@
 //! recorded one where the core's `NamedBy` does not answer (`first_match`, asked once per
 //! item and distinct (tool, MCP tool) pair of names: a character class, a name that is no
 //! UTF-8 `str`), why a call's arguments miss an item's constraints (`args_mismatch_why`, asked
-//! for the pairs whose names match, its message made only for the pairs kept) and, for the
-//! unordered modes, the optimal assignment (`assign`). The rest was a Python loop per
-//! (item, call) cell, per diff entry and per line.
+//! for the pairs whose names match, its message made only for the pairs kept; whether they
+//! miss an item whose one constraint is `args` in `subset` mode is decided here, [`Subset`])
+//! and, for the unordered modes, the optimal assignment (`assign`). The rest was a Python
+//! loop per (item, call) cell, per diff entry and per line.
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt};
 use otel_oracles_core::sequence::{self, Cell, Counts, Entry, Mode};
@@ -21,7 +22,80 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use crate::pydict::{self, StepFields};
 use crate::tool_glob::NamedBy;
 
-use super::where_text;
+use super::{placeholder, where_text};
+
+/// An expected item whose one constraint on a call's arguments is `args` in `subset` mode
+/// (no `args_regex`, no `args_schema`): whether a call's arguments miss it is decided
+/// here as `args_mismatch_why` decides it, without calling it (~2,500 instructions a call,
+/// for every call whose name the item matches): the arguments not a placeholder, each
+/// wanted key in them with a value that is not `!=` the wanted one. Its message is asked of
+/// `args_mismatch_why` only for the pairs the diff shows. A call whose `arguments` are
+/// `None` (an AgentBench step's own fields may stand for them: `effective_args`) or not an
+/// exact `dict`, or a wanted key that is not an exact `str`, is left to it.
+pub(crate) struct Subset {
+    /// The item's `args`, read at each call (it is the item's own dict).
+    args: Py<PyDict>,
+}
+
+impl Subset {
+    /// `item`'s, when it is such an item (its fields read as `args_mismatch_why` reads
+    /// them, as attributes), else `None`.
+    fn of<'py>(item: &Bound<'py, PyAny>) -> Option<Self> {
+        let py = item.py();
+        let read = |name: &Bound<'py, PyString>| item.getattr(name).ok();
+        let args = read(intern!(py, "args"))?
+            .cast_into_exact::<PyDict>()
+            .ok()?;
+        let mode = read(intern!(py, "args_mode"))?;
+        let subset = mode
+            .cast_exact::<PyString>()
+            .is_ok_and(|mode| mode.to_str().is_ok_and(|mode| mode == "subset"));
+        let no_regex = read(intern!(py, "args_regex"))?
+            .cast_exact::<PyDict>()
+            .is_ok_and(|regexes| regexes.is_empty());
+        let no_schema = read(intern!(py, "args_schema"))?.is_none();
+        (subset && no_regex && no_schema).then(|| Self {
+            args: args.unbind(),
+        })
+    }
+
+    /// Whether `step`'s arguments satisfy the item (`args_mismatch_why` answering `None`),
+    /// or `None` where it is left to `args_mismatch_why`.
+    fn satisfied(&self, step: &StepFields<'_>) -> PyResult<Option<bool>> {
+        let py = step.step.py();
+        let args = step.get(intern!(py, "arguments"))?;
+        if args.is_none() {
+            return Ok(None);
+        }
+        if placeholder(&args, 0)? {
+            return Ok(Some(false)); // "arguments not captured"
+        }
+        let Ok(args) = args.cast_exact::<PyDict>() else {
+            return Ok(None);
+        };
+        for (key, want) in self.args.bind(py).iter() {
+            let Ok(key) = key.cast_exact::<PyString>() else {
+                return Ok(None);
+            };
+            // `key not in args`, then `args[key] != want`: an exact `dict` looked up by an
+            // exact `str`, then Python's `!=` and truth.
+            match args.get_item(key)? {
+                None => return Ok(Some(false)),
+                Some(value) if value.ne(&want)? => return Ok(Some(false)),
+                Some(_) => {}
+            }
+        }
+        Ok(Some(true))
+    }
+}
+
+/// Per item of `items`, its [`Subset`] when it is one: made once per plan.
+pub(crate) fn items_subsets(items: &Bound<'_, PyTuple>) -> PyResult<Vec<Option<Subset>>> {
+    items
+        .iter()
+        .map(|spec| Ok(Subset::of(&spec.cast_into::<PyTuple>()?.get_item(0)?)))
+        .collect()
+}
 
 /// A call's names as the items' tools are matched against them: its tool, and the name an
 /// MCP server ran it under (`attributes.mcp_tool`, when a `str`); `None` for a name that is
@@ -109,7 +183,8 @@ pub(crate) fn tool_sequence_diff<'py>(
     assign: &Bound<'py, PyAny>,
 ) -> PyResult<SequenceDiff<'py>> {
     let named = items_named_by(items, first_match)?;
-    sequence_diff(mode, items, tools, calls, &named, why_of, assign)
+    let subsets = items_subsets(items)?;
+    sequence_diff(mode, items, tools, calls, &named, &subsets, why_of, assign)
 }
 
 /// Per item of `items`, whether its tool patterns name a recorded tool (`first_match`
@@ -127,13 +202,16 @@ pub(crate) fn items_named_by(
         .collect()
 }
 
-/// `tool_sequence_diff` with each item's `NamedBy` made (`items_named_by`).
+/// `tool_sequence_diff` with each item's `NamedBy` and `Subset` made (`items_named_by`,
+/// `items_subsets`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sequence_diff<'py>(
     mode: &str,
     items: &Bound<'py, PyTuple>,
     tools: &Bound<'py, PyTuple>,
     calls: &Bound<'py, PyAny>,
     items_named: &[NamedBy],
+    items_subset: &[Option<Subset>],
     why_of: &Bound<'py, PyAny>,
     assign: &Bound<'py, PyAny>,
 ) -> PyResult<SequenceDiff<'py>> {
@@ -146,7 +224,7 @@ pub(crate) fn sequence_diff<'py>(
         .map(|c| c.map(StepFields::new))
         .collect::<PyResult<_>>()?;
     let (n, m) = (items.len(), steps.len());
-    if tools.len() != n || items_named.len() != n {
+    if tools.len() != n || items_named.len() != n || items_subset.len() != n {
         return Err(PyValueError::new_err("one tool per expected item"));
     }
 
@@ -208,12 +286,22 @@ pub(crate) fn sequence_diff<'py>(
             } else if !constrains {
                 Cell::Full
             } else {
-                let why = why_of.call1((&item, &steps[j].step))?;
-                if why.is_none() {
-                    Cell::Full
-                } else {
-                    whys.insert(i * m + j, why);
-                    Cell::Name
+                let decided = match &items_subset[i] {
+                    Some(subset) => subset.satisfied(&steps[j])?,
+                    None => None,
+                };
+                match decided {
+                    Some(true) => Cell::Full,
+                    Some(false) => Cell::Name, // its message made if shown (below)
+                    None => {
+                        let why = why_of.call1((&item, &steps[j].step))?;
+                        if why.is_none() {
+                            Cell::Full
+                        } else {
+                            whys.insert(i * m + j, why);
+                            Cell::Name
+                        }
+                    }
                 }
             });
         }
@@ -280,7 +368,17 @@ pub(crate) fn sequence_diff<'py>(
                 full: false,
             } => match whys.get(&(item * m + call)) {
                 Some(why) => why.call0()?,
-                None => PyString::new(py, "").into_any(),
+                None => {
+                    // A pair a `Subset` found amiss: `args_mismatch_why` words it.
+                    let spec = items.get_item(item)?.cast_into::<PyTuple>()?.get_item(0)?;
+                    let why = why_of.call1((spec, &steps[call].step))?;
+                    if why.is_none() {
+                        return Err(PyValueError::new_err(
+                            "args_mismatch_why found no mismatch where the core found one",
+                        ));
+                    }
+                    why.call0()?
+                }
             },
             _ => PyString::new(py, "").into_any(),
         };
