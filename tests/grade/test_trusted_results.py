@@ -207,6 +207,20 @@ def test_results_share_no_container_with_the_finding_the_spec_or_each_other() ->
     assert first.details is not second.details
     assert first.params == second.params and first.params is not second.params
     assert first.params is not compiled.invariants[0].params
+    # The finding's tuples are each result's own lists (made slot by slot in the core),
+    # empty ones too.
+    for got in first, second:
+        assert type(got.span_ids) is list and type(got.step_indexes) is list
+    assert (first.span_ids, first.step_indexes) == (["s0"], [0])
+    assert first.span_ids is not second.span_ids
+    assert first.step_indexes is not second.step_indexes
+    _FINDING[:] = [Finding.ok("x")]
+    first, second = grade(compiled, traj(gen("hi"))).results
+    assert first.span_ids == first.step_indexes == [] == second.span_ids
+    assert type(first.span_ids) is list and type(first.step_indexes) is list
+    assert first.span_ids is not second.span_ids
+    assert first.step_indexes is not second.step_indexes
+    assert first.span_ids is not first.step_indexes
 
 
 _DETAILS: list[dict[str, Any]] = []
@@ -330,6 +344,20 @@ def test_each_result_has_a_dict_of_its_own() -> None:
     assert_same_object(second, validated(second.model_dump()))
 
 
+def test_a_results_dict_shares_its_keys_with_the_models_instances() -> None:
+    """The core copies every result's ``__dict__`` from a template keyed as the model's
+    instances share their keys (``shared_template`` in ``native/python/src/checks.rs``): a
+    copy of it takes the shared keys, not a table of its own. Fails when CPython stops
+    making such a dict the smaller (then the template saves nothing and should go)."""
+    first, second = _graded(Finding.ok("x")), _graded(Finding.ok("y"))
+    assert tuple(first.__dict__) == FIELDS
+    assert sys.getsizeof(first.__dict__) < sys.getsizeof(dict(first.__dict__))
+    # A key added to one result's dict (its table then its own) reaches no other.
+    first.__dict__["extra"] = 1
+    assert tuple(second.__dict__) == FIELDS == tuple(_graded(Finding.ok("z")).__dict__)
+    assert_same_object(second, validated(second.model_dump()))
+
+
 def test_a_check_graded_for_another_contract_carries_that_contracts_id_and_version() -> None:
     # The dict a check keeps holds the id and version of the contract it was first graded
     # for; a compiled check given to another contract's loop (the same checks under a copy of
@@ -376,8 +404,10 @@ def test_a_checks_results_carry_the_outcome_each_was_judged_with() -> None:
         for compiled, finding, outcome, passed in cases:
             _FINDING[:] = [finding]
             (got,) = grade(compiled, traj(gen("hi"))).results
-            want = (finding.message, outcome, passed)
-            assert (got.message, got.outcome, got.passed) == want, f"expected {want}"
+            # ``used`` too: a check's kept dict holds its first result's, which a result of
+            # another ``used`` must not keep.
+            want = (finding.message, outcome, passed, finding.used)
+            assert (got.message, got.outcome, got.passed, got.used) == want, f"expected {want}"
             assert_same_object(got, validated(got.model_dump()))
 
 

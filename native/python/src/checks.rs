@@ -515,8 +515,8 @@ impl CheckRunner {
             (
                 copied.into_any(),
                 params.into_any(),
-                span_ids.cast::<PyTuple>()?.to_list().into_any(),
-                step_indexes.cast::<PyTuple>()?.to_list().into_any(),
+                list_of(span_ids.cast::<PyTuple>()?)?,
+                list_of(step_indexes.cast::<PyTuple>()?)?,
             )
         } else {
             let details = match &error_details {
@@ -541,10 +541,14 @@ impl CheckRunner {
         // decides beyond them is set in a copy of it.
         let results = self.results.get();
         let flag = PyBool::new(py, passed).to_owned().into_any();
-        let (dict, decided) = head.result_fields(results, contract, decided, &outcome, &flag)?;
+        let (dict, decided, holds_used) =
+            head.result_fields(results, contract, decided, &outcome, &flag, &used)?;
         if !decided {
             set_item(&dict, results.names[OUTCOME].bind(py), &outcome)?;
             set_item(&dict, results.names[PASSED].bind(py), &flag)?;
+        }
+        if !holds_used {
+            set_item(&dict, results.names[RESULT_USED].bind(py), &used)?;
         }
         for (field, value) in [
             (RESULT_MESSAGE, message),
@@ -552,7 +556,6 @@ impl CheckRunner {
             (PARAMS, params),
             (RESULT_SPAN_IDS, span_ids),
             (RESULT_STEP_INDEXES, step_indexes),
-            (RESULT_USED, used),
             (DURATION_NS, elapsed.into_pyobject(py)?.into_any()),
         ] {
             set_item(&dict, results.names[field].bind(py), &value)?;
@@ -685,6 +688,25 @@ fn sole(object: &Bound<'_, PyAny>, references: isize) -> bool {
     unsafe { ffi::Py_REFCNT(object.as_ptr()) == references }
 }
 
+/// A new list of `tuple`'s items, as `list(tuple)` makes it (a finding's span ids and step
+/// indexes, the result's lists): a list of the tuple's length filled slot by slot, empty
+/// (three in four of data-2000's) at once, where `PySequence_List` starts an empty list and
+/// extends it through the sequence protocol (~170 instructions a list, against ~60).
+fn list_of<'py>(tuple: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyAny>> {
+    let py = tuple.py();
+    let len = ffi::Py_ssize_t::try_from(tuple.len())?;
+    // SAFETY: `PyList_New` returns a new list of `len` empty slots, or NULL with an
+    // exception set.
+    let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len))? };
+    for (at, item) in (0..len).zip(tuple.iter()) {
+        // SAFETY: `at` is a slot of the new list (the tuple, immutable, has `len` items),
+        // filled once; `PyList_SetItem` takes the item's reference. A list dropped half
+        // filled releases what it holds (`Py_XDECREF` of its slots).
+        unsafe { ffi::PyList_SetItem(list.as_ptr(), at, item.into_ptr()) };
+    }
+    Ok(list)
+}
+
 /// Whether `layer` is one of the three (`fields["layer"] in _LAYERS`).
 fn is_layer(layer: &Bound<'_, PyAny>) -> PyResult<bool> {
     let py = layer.py();
@@ -722,9 +744,10 @@ fn plain_finding(
     ) else {
         return Ok(false);
     };
-    // The keys read in place (`PyDict_Next`), not copied into a list first.
-    if !details
-        .iter()
+    // The keys read in place as the dict lends them (`PyDict_Next`), not copied into a list
+    // first nor a reference taken of each.
+    // SAFETY: no Python code runs during the walk (a type test of each key).
+    if !unsafe { crate::pydict::lent_pairs(details) }
         .all(|(key, _)| key.is_exact_instance_of::<PyString>())
     {
         return Ok(false);
@@ -779,10 +802,10 @@ pub struct CheckHead {
     /// (`foreign`), even one subclassing a built-in, is always asked through its `check`.
     plan: Option<Py<CheckPlan>>,
     /// Its results' `__dict__` as far as neither the finding nor the clock decides it
-    /// (`RESULT_FIELDS`' order, the others `None`), for the contract first graded with:
-    /// each result's is one copy of it and nine values set, not sixteen (seven: see
-    /// `HeadFields::decided`). Made by the first result (the runner holds the result
-    /// model's template), never replaced.
+    /// (`RESULT_FIELDS`' order, the others `None`, `used` the first result's), for the
+    /// contract first graded with: each result's is one copy of it and nine values set, not
+    /// sixteen (six: see `HeadFields::decided` and `HeadFields::used`). Made by the first
+    /// result (the runner holds the result model's template), never replaced.
     fields: OnceLock<HeadFields>,
 }
 
@@ -802,16 +825,22 @@ struct HeadFields {
     /// (`CheckRunner::result`): a check's results take one or two of these, so each result
     /// sets seven values instead of nine. Each made by the first result of its outcome.
     decided: [OnceLock<Py<PyDict>>; DECIDED],
+    /// The `used` `dict` holds (the first result's): a result whose finding's `used` is
+    /// this very object, as nearly every one is (a finding's `used` is `0`, an int
+    /// CPython keeps one object of), leaves it as copied, one value less set (~180
+    /// instructions, 22,696 of data-2000's 25,000 results).
+    used: Py<PyAny>,
 }
 
 impl CheckHead {
     /// A new `__dict__` for a result of this check under `contract`: the template of
     /// `results` with the check's own fields and the contract's set, as a copy of the dict
     /// kept for the contract first seen (any other contract's made afresh: a compiled check
-    /// belongs to one contract), and whether `outcome` and `passed` are set in it too: they
-    /// are when the outcome stands at `decided` (`HeadFields::decided`) and the contract is
-    /// the kept one. Nothing but a dict's construction runs while a cell is set, so no lock
-    /// is held around Python code.
+    /// belongs to one contract), whether `outcome` and `passed` are set in it too (they
+    /// are when the outcome stands at `decided`, `HeadFields::decided`, and the contract is
+    /// the kept one), and whether it holds `used` already (`HeadFields::used`: the kept
+    /// dict's is that object, or the dict was made afresh with it). Nothing but a dict's
+    /// construction runs while a cell is set, so no lock is held around Python code.
     fn result_fields<'py>(
         &self,
         results: &ModelFill,
@@ -819,22 +848,24 @@ impl CheckHead {
         decided: Option<usize>,
         outcome: &Bound<'py, PyAny>,
         passed: &Bound<'py, PyAny>,
-    ) -> PyResult<(Bound<'py, PyDict>, bool)> {
+        used: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyDict>, bool, bool)> {
         let py = contract.id.py();
         if let Some(kept) = self.fields.get() {
             if kept.id.bind(py).is(&contract.id) && kept.version.bind(py).is(&contract.version) {
+                let holds_used = kept.used.bind(py).is(used);
                 let Some(at) = decided else {
-                    return Ok((kept.dict.bind(py).copy()?, false));
+                    return Ok((kept.dict.bind(py).copy()?, false, holds_used));
                 };
                 if let Some(dict) = kept.decided[at].get() {
-                    return Ok((dict.bind(py).copy()?, true));
+                    return Ok((dict.bind(py).copy()?, true, holds_used));
                 }
                 let dict = kept.dict.bind(py).copy()?;
                 set_item(&dict, results.names[OUTCOME].bind(py), outcome)?;
                 set_item(&dict, results.names[PASSED].bind(py), passed)?;
                 // Lost to another thread's set: that one is kept, this dict only used here.
                 let _ = kept.decided[at].set(dict.clone().unbind());
-                return Ok((dict.copy()?, true));
+                return Ok((dict.copy()?, true, holds_used));
             }
         }
         let dict = results.template.bind(py).copy()?;
@@ -853,6 +884,7 @@ impl CheckHead {
             results.names[CONTRACT_VERSION].bind(py),
             &contract.version,
         )?;
+        set_item(&dict, results.names[RESULT_USED].bind(py), used)?;
         if self.fields.get().is_none() {
             // Lost to another thread's set: that one is kept, this dict only used here.
             let _ = self.fields.set(HeadFields {
@@ -860,9 +892,10 @@ impl CheckHead {
                 version: contract.version.clone().unbind(),
                 dict: dict.clone().unbind(),
                 decided: Default::default(),
+                used: used.clone().unbind(),
             });
         }
-        Ok((dict.copy()?, false))
+        Ok((dict.copy()?, false, true))
     }
 }
 
@@ -936,6 +969,9 @@ pub struct ModelFill {
     last: Option<Py<PyString>>,
     /// The field names in declaration order, interned once.
     names: Vec<Py<PyString>>,
+    /// `{name: None}` in field order: keyed as the model's instances share their keys
+    /// (`shared_template`) where that is the smaller dict, so every instance's `__dict__`,
+    /// a copy of it, is too.
     template: Py<PyDict>,
     /// Whether an instance may be built by filling its state.
     trusted: bool,
@@ -972,10 +1008,8 @@ impl ModelFill {
     ) -> PyResult<Self> {
         let py = model.py();
         let mut names = Vec::new();
-        let template = PyDict::new(py);
         for name in model.getattr(intern!(py, "model_fields"))?.try_iter()? {
             let name = PyString::intern(py, name?.cast::<PyString>()?.to_str()?);
-            template.set_item(&name, py.None())?;
             names.push(name.unbind());
         }
         let (fields, last) = match names.split_last() {
@@ -991,6 +1025,23 @@ impl ModelFill {
         };
         let new = object_new()?;
         let alloc = plain_alloc(&model, new);
+        let template = PyDict::new(py);
+        for name in &names {
+            template.set_item(name.bind(py), py.None())?;
+        }
+        let shared = match alloc {
+            Some(_) => shared_template(&model, &names, new)?,
+            None => None,
+        };
+        // The shared layout only where it is the smaller (its values array is sized for
+        // every key the class may share, more than a few fields' own table: `Counts`).
+        let size = |dict: &Bound<'_, PyDict>| -> PyResult<usize> {
+            dict.call_method0(intern!(py, "__sizeof__"))?.extract()
+        };
+        let template = match shared {
+            Some(shared) if size(&shared)? < size(&template)? => shared,
+            _ => template,
+        };
         let members = MEMBERS.map(|name| PyString::intern(py, name));
         let members = SlotLayout::probe_members(&model, &members, new)?;
         Ok(Self {
@@ -1088,6 +1139,51 @@ impl ModelFill {
         }
         Ok(set)
     }
+}
+
+/// `{name: None for name in names}` keyed as the model's instances key their attributes:
+/// the `__dict__` of an instance made by `object.__new__` (`new`, the model's own `tp_new`:
+/// `plain_alloc`) with each name set to `None` in order, as `object.__setattr__` sets it.
+/// CPython (3.11 on) keeps such an instance's attributes in an array of values for keys
+/// the class shares among its instances, and its `__dict__` is a dict of that layout (a
+/// split table), as is every copy of it: a copy takes a reference to the shared keys and
+/// copies sixteen values, where a dict of its own keys (the `{name: None}` made otherwise)
+/// is copied with its keys table, each key's reference taken, and each released again when
+/// the copy is freed. The same items in the same order either way; `None` (then the caller
+/// makes `{name: None}`) when a name is found on the class (a descriptor there could take
+/// the value elsewhere) or the instance's dict does not come out as exactly those items.
+fn shared_template<'py>(
+    model: &Bound<'py, PyType>,
+    names: &[Py<PyString>],
+    new: ffi::newfunc,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    let py = model.py();
+    for name in names {
+        if model.hasattr(name.bind(py))? {
+            return Ok(None);
+        }
+    }
+    let blank = blank(new, model)?;
+    let none = py.None();
+    for name in names {
+        // SAFETY: live objects; `PyObject_GenericSetAttr` is `object.__setattr__` (no
+        // descriptor on the class by that name: checked above); 0 or -1 with an exception.
+        let status =
+            unsafe { ffi::PyObject_GenericSetAttr(blank.as_ptr(), name.as_ptr(), none.as_ptr()) };
+        if status != 0 {
+            return Err(PyErr::fetch(py));
+        }
+    }
+    let Some(dict) = crate::pydict::instance_dict(&blank) else {
+        return Ok(None);
+    };
+    let same = dict.is_exact_instance_of::<PyDict>()
+        && dict.len() == names.len()
+        && dict
+            .iter()
+            .zip(names)
+            .all(|((key, value), name)| key.is(name.bind(py)) && value.is_none());
+    Ok(same.then_some(dict))
 }
 
 /// A new `set` of `items`' items (`PySet_New`).
