@@ -358,3 +358,27 @@ def test_a_dict_changed_while_written_is_refused_as_json_dumps_refuses_it() -> N
     data["b"] = Emptied(data)
     with pytest.raises(RuntimeError, match="changed size during iteration"):
         report_text(data)
+
+
+class Swapped(list[int]):
+    """A list whose truth swaps the key ``gone`` of ``target`` for a new last one: the dict
+    keeps its size, but gives one pair more than it had."""
+
+    def __init__(self, target: dict[str, Any], gone: str) -> None:
+        super().__init__([1])
+        self.target = target
+        self.gone = gone
+
+    def __bool__(self) -> bool:
+        if self.gone in self.target:
+            del self.target[self.gone]
+            self.target["new"] = 0
+        return True
+
+
+def test_a_dict_whose_keys_changed_while_written_is_refused_as_json_dumps_refuses_it() -> None:
+    for write in (python_text, report_text):
+        data: dict[str, Any] = {"a": 1, "b": None, "c": "x"}
+        data["b"] = Swapped(data, "a")
+        with pytest.raises(RuntimeError, match="keys changed during iteration"):
+            write(data)

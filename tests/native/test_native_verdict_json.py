@@ -9,7 +9,10 @@ refusals."""
 from __future__ import annotations
 
 import json
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -327,3 +330,61 @@ def test_an_error_asking_the_filter_is_raised() -> None:
     )
     with pytest.raises(LookupError, match="no text"):
         _VERDICT_JSON.write(verdict_of([result()]), shown)
+
+
+_FIELD_COMPARED_BY_ITS_OWN_EQ = """
+from typing import Any
+
+from otel_oracles.report._json import _VERDICT_JSON
+from tests.native.verdict_cases import result, verdict_of
+
+
+class Replacing(str):
+    \"\"\"A field name whose first comparison replaces the value it keys in ``target``.\"\"\"
+
+    __hash__ = str.__hash__
+    target: dict[Any, Any]
+
+    def __eq__(self, other: object) -> bool:
+        if not hasattr(self, "done"):
+            self.done = True
+            self.target[self] = "replaced"
+        return str.__eq__(self, other)
+
+
+def text_read() -> str:
+    return "".join(["read ", "once"])  # made here: the only reference is the model's
+
+
+expected = _VERDICT_JSON.write(verdict_of([result(message=text_read())]))
+kept = result(message=text_read())
+verdict = verdict_of([kept])
+held: dict[Any, Any] = {}
+for name, value in kept.__dict__.items():
+    if name == "message":
+        name = Replacing(name)
+        name.target = held
+    held[name] = value
+del name, value
+object.__setattr__(kept, "__dict__", held)
+assert _VERDICT_JSON.write(verdict) == expected
+"""
+
+
+def test_a_field_name_compared_by_its_own_eq_leaves_the_value_read() -> None:
+    """A model's ``__dict__`` keyed by a ``str`` subclass has its keys compared by the
+    subclass's ``__eq__`` as the core reads the fields: a comparison that replaces the value
+    under its key (freeing the one read) leaves the writer the value it read, held by a
+    reference of its own. Run with the debug allocator, which fills freed memory, so a value
+    read after it was freed crashes rather than passing unseen."""
+    repo = Path(__file__).resolve().parent.parent.parent
+    env = {**os.environ, "PYTHONMALLOC": "debug", "PYTHONPATH": os.pathsep.join(sys.path)}
+    run = subprocess.run(
+        [sys.executable, "-c", _FIELD_COMPARED_BY_ITS_OWN_EQ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr

@@ -952,6 +952,10 @@ impl Fields {
             if unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut at, &mut key, &mut value) } == 0 {
                 return Ok(Held::Dumped(model_dump(model)?));
             }
+            // SAFETY: as above, lent by the dict and still in it: held before the key is
+            // compared, since a key's own `__eq__` (a `str` subclass's) can change the dict
+            // and free the value.
+            values.push(unsafe { Bound::from_borrowed_ptr(py, value) });
             // Field names are interned: the same object (a compare of addresses, no reference
             // taken of the key), but compared by value otherwise.
             if key != name.as_ptr() {
@@ -961,8 +965,6 @@ impl Fields {
                     return Ok(Held::Dumped(model_dump(model)?));
                 }
             }
-            // SAFETY: as above.
-            values.push(unsafe { Bound::from_borrowed_ptr(py, value) });
         }
         Ok(Held::Fields(values))
     }
