@@ -800,20 +800,12 @@ pub(crate) fn to_python<'py>(py: Python<'py>, value: &J<'_>) -> PyResult<Bound<'
         J::I64(n) => n.into_pyobject(py)?.into_any(),
         J::F64(f) => f.into_pyobject(py)?.into_any(),
         J::Str(s) => text(py, s),
-        J::Arr(items) => {
-            let len = ffi::Py_ssize_t::try_from(items.len())?;
-            // SAFETY: `PyList_New` returns a new list of `len` empty slots, or NULL with an
-            // exception set.
-            let list = unsafe { Bound::from_owned_ptr_or_err(py, ffi::PyList_New(len))? };
-            for (at, item) in (0..len).zip(items) {
-                let item = to_python(py, item)?;
-                // SAFETY: `at` is a slot of the new list, filled once; `PyList_SetItem`
-                // takes the reference. A list dropped half filled releases what it holds
-                // (`Py_XDECREF` of its slots), as one built by pyo3 would.
-                unsafe { ffi::PyList_SetItem(list.as_ptr(), at, item.into_ptr()) };
-            }
-            list
-        }
+        J::Arr(items) => crate::pydict::filled_list(
+            py,
+            items.len(),
+            items.iter().map(|item| to_python(py, item)),
+        )?
+        .into_any(),
         J::Obj(obj) => {
             let dict = PyDict::new(py);
             for (key, item) in obj.iter() {
