@@ -297,6 +297,21 @@ def test_details_holding_a_cycle_are_refused() -> None:
         _VERDICT_JSON.write(verdict_of([result(details={"k": cycle})]))
 
 
+def test_a_verdict_is_its_own_text_after_a_long_one_and_a_refused_one() -> None:
+    """The writer keeps its buffer from verdict to verdict: what one verdict left in it (a
+    text past the size kept, a text cut short by a refusal) is no part of the next one."""
+    small = verdict_of([result()])
+    long = verdict_of([result(details={"k": "x" * (2 << 20)})])
+    cycle: list[Any] = []
+    cycle.append(cycle)
+    refused = verdict_of([result(details={"k": cycle})])
+    for verdict in (long, small, long, small):
+        assert written(verdict, None) == expected(verdict, None)
+    with pytest.raises(ValueError, match=r"[Cc]ircular reference"):
+        _VERDICT_JSON.write(refused)
+    assert written(small, None) == expected(small, None)
+
+
 def test_nesting_past_the_writers_depth_is_refused_as_json_refuses_it() -> None:
     """``json.dumps`` refuses past the interpreter's recursion limit (a generator per level,
     about a thousand), the core past 512 levels: nothing real nests so deep."""

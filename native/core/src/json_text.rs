@@ -317,29 +317,53 @@ const SHOWN_CANDIDATES: [bool; 256] = {
 
 /// `n` in decimal, as `int.__repr__` writes it, without an intermediate `String`.
 pub fn write_int(n: i64, out: &mut Vec<u8>) {
-    out.extend_from_slice(int_text(n, &mut [0; 20]).as_bytes());
+    let mut digits = [0; 20];
+    let at = int_digits(n, &mut digits);
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// `n`'s decimal text, as `str(n)` spells it, written at the end of `digits` (20 bytes
 /// hold any `i64`'s, sign included) with no formatting machinery or allocation: the one
 /// writer of integers for the reports, the scan text and the messages.
 pub fn int_text(n: i64, digits: &mut [u8; 20]) -> &str {
+    let at = int_digits(n, digits);
+    // ASCII digits and a sign: always UTF-8.
+    std::str::from_utf8(&digits[at..]).unwrap_or_default()
+}
+
+/// The digits of every number below 100, two bytes each.
+const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// `int_text`'s bytes: `n`'s decimal text at the end of `digits`, from the index returned.
+/// Two digits a step (one division by 100 instead of two by 10); `write_int` copies them
+/// as they are, with no UTF-8 check of what is ASCII by construction.
+#[inline]
+fn int_digits(n: i64, digits: &mut [u8; 20]) -> usize {
     let mut at = digits.len();
     let mut rest = n.unsigned_abs();
-    loop {
+    while rest >= 100 {
+        let pair = (rest % 100) as usize * 2;
+        rest /= 100;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    }
+    if rest >= 10 {
+        let pair = rest as usize * 2;
+        at -= 2;
+        digits[at..at + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else {
         at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
+        digits[at] = b'0' + rest as u8;
     }
     if n < 0 {
         at -= 1;
         digits[at] = b'-';
     }
-    // ASCII digits and a sign: always UTF-8.
-    std::str::from_utf8(&digits[at..]).unwrap_or_default()
+    at
 }
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -730,8 +754,12 @@ mod tests {
 
     #[test]
     fn integers_are_spelled_as_to_string_spells_them() {
-        let cases = [0, 1, -1, 9, 10, -10, 99, 100, 12345, i64::MAX, i64::MIN];
-        for n in cases {
+        let cases = [12345, i64::MAX, i64::MIN, i64::MIN + 1];
+        let around = (0..19).flat_map(|p| {
+            let ten = 10_i64.pow(p);
+            [ten - 1, ten, ten + 1, -ten, -ten + 1, ten * 5 + 7]
+        });
+        for n in cases.into_iter().chain(around).chain(-1000..1000) {
             let mut out = b"x".to_vec();
             write_int(n, &mut out);
             assert_eq!(out, format!("x{n}").into_bytes());

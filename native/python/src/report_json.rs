@@ -140,6 +140,9 @@ struct Writer {
 const LINE: &[u8; 64] = b"\n                                                               ";
 
 impl Writer {
+    /// A newline and the indent of `depth`: inlined (a call per line of a report
+    /// otherwise).
+    #[inline]
     fn newline(&self, depth: usize, out: &mut Vec<u8>) {
         let spaces = self.indent * (self.level + depth);
         if spaces < LINE.len() {
@@ -923,7 +926,24 @@ impl Fields {
     /// `model`'s field values in declaration order, or its dump when its `__dict__` holds
     /// anything else.
     pub(crate) fn values<'py>(&self, model: &Bound<'py, PyAny>) -> PyResult<Held<'py>> {
+        let mut values = Vec::with_capacity(self.names.len());
+        if self.read_into(model, &mut values)? {
+            Ok(Held::Fields(values))
+        } else {
+            Ok(Held::Dumped(model_dump(model)?))
+        }
+    }
+
+    /// `values` into `values` (emptied first), so that a caller reading many models fills
+    /// one buffer (a report's results: one allocation per verdict, not per result); false,
+    /// with `values` left as it stands, when the model is to be read through its dump.
+    pub(crate) fn read_into<'py>(
+        &self,
+        model: &Bound<'py, PyAny>,
+        values: &mut Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<bool> {
         let py = model.py();
+        values.clear();
         // A model's `__dict__` as `object`'s descriptor gives it (`instance_dict`), without
         // looking the name up through the type's dicts; an object it refuses is asked by
         // name, as before, for the error (or a `__dict__` of its own).
@@ -934,13 +954,13 @@ impl Fields {
                 .cast_into::<PyDict>()
             {
                 Ok(dict) => dict,
-                Err(_) => return Ok(Held::Dumped(model_dump(model)?)),
+                Err(_) => return Ok(false),
             },
         };
         if dict.len() != self.names.len() {
-            return Ok(Held::Dumped(model_dump(model)?));
+            return Ok(false);
         }
-        let mut values = Vec::with_capacity(self.names.len());
+        values.reserve(self.names.len());
         let mut at: ffi::Py_ssize_t = 0;
         for name in &self.names {
             let mut key = std::ptr::null_mut();
@@ -950,7 +970,7 @@ impl Fields {
             // else runs; it answers 0 at the end, which the length above rules out unless a
             // comparison changed the dict.
             if unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut at, &mut key, &mut value) } == 0 {
-                return Ok(Held::Dumped(model_dump(model)?));
+                return Ok(false);
             }
             // SAFETY: as above, lent by the dict and still in it: held before the key is
             // compared, since a key's own `__eq__` (a `str` subclass's) can change the dict
@@ -962,11 +982,11 @@ impl Fields {
                 // SAFETY: as above, lent by the dict and still in it.
                 let key = unsafe { Bound::from_borrowed_ptr(py, key) };
                 if !key.eq(name.bind(py))? {
-                    return Ok(Held::Dumped(model_dump(model)?));
+                    return Ok(false);
                 }
             }
         }
-        Ok(Held::Fields(values))
+        Ok(true)
     }
 }
 
@@ -1028,8 +1048,10 @@ pub(crate) struct VerdictJson {
     derived_counts: [usize; 4],
     level: usize,
     dump: Py<PyAny>,
-    /// `"verdict": `, the derived value's key.
+    /// `"verdict": `, the derived value's key, and the verdict field written under it, if
+    /// any (a model of fields has its keys' places known: no search per verdict).
     verdict_key: Vec<u8>,
+    verdict_at: Option<usize>,
     /// What precedes each result field's value, by field: the comma ending the one before
     /// (after the first), the newline, the indent of a result's fields and the key; one
     /// copy instead of four pieces.
@@ -1037,10 +1059,25 @@ pub(crate) struct VerdictJson {
     /// For each result field, the end of the run of fields starting there whose lines are
     /// kept together (`field_runs`), or 0.
     run_end: Vec<usize>,
-    /// The shown texts of the strings and the lines written before, kept from verdict to
-    /// verdict (taken by the call writing one; a call meeting them taken writes without).
-    cache: Mutex<Option<(Box<ShownCache>, Box<LineCache>)>>,
+    /// The shown texts of the strings and the lines written before, and the buffer a
+    /// verdict's text is written in (one allocation of a few kilobytes fewer per verdict),
+    /// kept from verdict to verdict (taken by the call writing one; a call meeting them
+    /// taken writes without).
+    cache: Mutex<Option<Kept>>,
 }
+
+/// What a [`VerdictJson`] keeps from verdict to verdict.
+struct Kept {
+    cache: Box<ShownCache>,
+    lines: Box<LineCache>,
+    out: Vec<u8>,
+    /// The writer's `spare` (a result's shown message).
+    spare: Vec<u8>,
+}
+
+/// Largest buffer kept from one verdict's text to the next: a report's verdicts are a few
+/// kilobytes each; one much larger is let go rather than held for the process.
+const KEPT_OUT: usize = 1 << 20;
 
 const INDENT: usize = 2;
 
@@ -1087,6 +1124,8 @@ impl VerdictJson {
                 result.position("duration_ns")?,
             ],
         );
+        let verdict_key = key_text("verdict");
+        let verdict_at = verdict.keys.iter().position(|key| *key == verdict_key);
         Ok(VerdictJson {
             result_lines,
             run_end,
@@ -1106,8 +1145,14 @@ impl VerdictJson {
             counts,
             level,
             dump: dump.unbind(),
-            verdict_key: key_text("verdict"),
-            cache: Mutex::new(Some((ShownCache::new(), LineCache::new()))),
+            verdict_key,
+            verdict_at,
+            cache: Mutex::new(Some(Kept {
+                cache: ShownCache::new(),
+                lines: LineCache::new(),
+                out: Vec::with_capacity(8192),
+                spare: Vec::new(),
+            })),
         })
     }
 
@@ -1120,8 +1165,8 @@ impl VerdictJson {
         verdict: &Bound<'py, PyAny>,
         shown: Option<&Bound<'py, ShownFilter>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
-        let (out, _) = self.text(verdict, shown.map(Bound::get))?;
-        Ok(PyBytes::new(verdict.py(), &out))
+        let (text, _) = self.text(verdict, shown.map(Bound::get))?;
+        Ok(text)
     }
 }
 
@@ -1178,11 +1223,22 @@ impl VerdictJson {
         held: Held<'py>,
         read: Option<&ReadVerdict<'_, 'py>>,
         shown: Option<&ShownFilter>,
-    ) -> PyResult<(Vec<u8>, Bound<'py, PyAny>)> {
-        let mut out = Vec::with_capacity(8192);
-        let (cache, lines) = match self.cache.lock() {
-            Ok(mut held) => held.take().unzip(),
-            Err(_) => (None, None),
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
+        let kept = match self.cache.lock() {
+            Ok(mut held) => held.take(),
+            Err(_) => None,
+        };
+        let (cache, lines, mut out, spare) = match kept {
+            Some(Kept {
+                cache,
+                lines,
+                mut out,
+                spare,
+            }) => {
+                out.clear();
+                (Some(cache), Some(lines), out, spare)
+            }
+            None => (None, None, Vec::with_capacity(8192), Vec::new()),
         };
         let mut w = Writer {
             indent: INDENT,
@@ -1191,16 +1247,25 @@ impl VerdictJson {
             open: Vec::new(),
             cache,
             lines,
-            spare: Vec::new(),
+            spare,
         };
         let written = self.write_verdict(&mut w, verdict, held, read, shown, &mut out);
+        let text = written.map(|derived| (PyBytes::new(verdict.py(), &out), derived));
         if let (Some(cache), Some(lines), Ok(mut held)) =
             (w.cache.take(), w.lines.take(), self.cache.lock())
         {
-            *held = Some((cache, lines));
+            if out.capacity() > KEPT_OUT {
+                out = Vec::with_capacity(8192);
+            }
+            *held = Some(Kept {
+                cache,
+                lines,
+                out,
+                spare: std::mem::take(&mut w.spare),
+            });
         }
-        match written {
-            Ok(derived) => Ok((out, derived)),
+        match text {
+            Ok(text) => Ok(text),
             Err(Stop::Raised(err)) => Err(err),
             Err(Stop::Left) => Err(PyValueError::new_err("a verdict's text was left unwritten")),
         }
@@ -1211,7 +1276,7 @@ impl VerdictJson {
         &self,
         verdict: &Bound<'py, PyAny>,
         shown: Option<&ShownFilter>,
-    ) -> PyResult<(Vec<u8>, Bound<'py, PyAny>)> {
+    ) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyAny>)> {
         self.verdict_text(verdict, self.verdict.values(verdict)?, None, shown)
     }
 
@@ -1253,11 +1318,12 @@ impl VerdictJson {
             },
             (None, Held::Dumped(_)) => None,
         };
+        let fields = matches!(held, Held::Fields(_));
         let mut entries: Entries<'_, '_> = match held {
-            Held::Fields(values) => values
-                .into_iter()
-                .enumerate()
-                .map(|(i, value)| {
+            Held::Fields(values) => {
+                // Room for the derived `verdict` too (added below): no regrowth per verdict.
+                let mut entries = Vec::with_capacity(values.len() + 1);
+                entries.extend(values.into_iter().enumerate().map(|(i, value)| {
                     let slot = if i == self.results_at {
                         Slot::Results(Some(value))
                     } else if i == self.counts_at {
@@ -1266,8 +1332,9 @@ impl VerdictJson {
                         Slot::Value(value)
                     };
                     (Cow::Borrowed(self.verdict.keys[i].as_slice()), slot)
-                })
-                .collect(),
+                }));
+                entries
+            }
             Held::Dumped(dumped) => {
                 let mut entries: Entries<'_, '_> = dumped_entries(w, &dumped)?;
                 set_entry(
@@ -1288,7 +1355,15 @@ impl VerdictJson {
             None => verdict.getattr(intern!(py, "verdict"))?,
         };
         let written = Slot::Value(derived.clone());
-        set_entry(&mut entries, &self.verdict_key, written);
+        if fields {
+            // The entries are the fields in order: the key's place is known.
+            match self.verdict_at {
+                Some(at) => entries[at].1 = written,
+                None => entries.push((Cow::Borrowed(self.verdict_key.as_slice()), written)),
+            }
+        } else {
+            set_entry(&mut entries, &self.verdict_key, written);
+        }
         out.push(b'{');
         for (i, (key, slot)) in entries.iter().enumerate() {
             if i > 0 {
@@ -1347,11 +1422,13 @@ impl VerdictJson {
         out: &mut Vec<u8>,
     ) -> Written {
         let mut any = false;
+        // Each result's field values, read into one buffer.
+        let mut values = Vec::with_capacity(self.result.names.len());
         for result in results.try_iter()? {
             out.push(if any { b',' } else { b'[' });
             any = true;
             w.newline(2, out);
-            self.write_result(w, &result?, shown, out)?;
+            self.write_result(w, &result?, &mut values, shown, out)?;
         }
         if any {
             w.newline(1, out);
@@ -1473,9 +1550,12 @@ impl VerdictJson {
         Ok(())
     }
 
-    /// The `i`-th field's line of a result (see `result_lines`) with `value`, its value: as
-    /// written before when the line cache holds it, an empty list as such, anything else
-    /// by the generic writer.
+    /// The `i`-th field's line of a result (see `result_lines`) with `value`, its value: an
+    /// empty list as such, an integer by its digits (as written before when the line cache
+    /// holds it: a shared small one), anything else as written before when the line cache
+    /// holds it, else by the generic writer. The lists and integers are tested first: most
+    /// are the result's span ids, step indexes and duration, new objects each time, which
+    /// the line cache never holds.
     #[inline]
     fn write_field(
         &self,
@@ -1484,6 +1564,36 @@ impl VerdictJson {
         value: &Bound<'_, PyAny>,
         out: &mut Vec<u8>,
     ) -> Written {
+        // (An exact type's compare: a failed `cast_exact` takes and drops a reference to
+        // the type.)
+        if value.is_exact_instance_of::<PyList>() {
+            // SAFETY: an exact `list`.
+            if unsafe { value.cast_unchecked::<PyList>() }.is_empty() {
+                out.extend_from_slice(&self.result_lines[i]);
+                out.extend_from_slice(b"[]");
+                return Ok(());
+            }
+        } else if value.is_exact_instance_of::<PyInt>() {
+            // A result's duration (and a budget or a count past the shared small integers):
+            // a new `int` each time, never kept; written as the generic writer writes it,
+            // without its type tests, nor `field_kept`'s.
+            // SAFETY: an exact `int`.
+            if let Ok(n) = unsafe { value.cast_unchecked::<PyInt>() }.extract::<i64>() {
+                let shared = shared_int(n);
+                if let (Some(lines), true) = (w.lines.as_deref(), shared) {
+                    if lines.put(i, value, FIELD_LINE, out) {
+                        return Ok(());
+                    }
+                }
+                let start = out.len();
+                out.extend_from_slice(&self.result_lines[i]);
+                write_int(n, out);
+                if let (Some(lines), true) = (w.lines.as_deref_mut(), shared) {
+                    lines.keep(i, None, value, None, FIELD_LINE, &out[start..]);
+                }
+                return Ok(());
+            }
+        }
         if let Some(lines) = w.lines.as_deref() {
             if lines.put(i, value, FIELD_LINE, out) {
                 return Ok(());
@@ -1491,28 +1601,6 @@ impl VerdictJson {
         }
         let start = out.len();
         out.extend_from_slice(&self.result_lines[i]);
-        // A result's span ids and step indexes: most are empty. (An exact type's compare:
-        // a failed `cast_exact` takes and drops a reference to the type.)
-        if value.is_exact_instance_of::<PyList>() {
-            // SAFETY: an exact `list`.
-            if unsafe { value.cast_unchecked::<PyList>() }.is_empty() {
-                out.extend_from_slice(b"[]");
-                return Ok(());
-            }
-        }
-        // A result's duration (and a budget or a count past the shared small integers): a
-        // new `int` each time, never kept; written as the generic writer writes it, without
-        // its type tests, nor `field_kept`'s.
-        if value.is_exact_instance_of::<PyInt>() {
-            // SAFETY: an exact `int`.
-            if let Ok(n) = unsafe { value.cast_unchecked::<PyInt>() }.extract::<i64>() {
-                write_int(n, out);
-                if let (Some(lines), true) = (w.lines.as_deref_mut(), shared_int(n)) {
-                    lines.keep(i, None, value, None, FIELD_LINE, &out[start..]);
-                }
-                return Ok(());
-            }
-        }
         w.write::<FULL>(value, 3, out)?;
         if let Some(lines) = w.lines.as_deref_mut() {
             if field_kept(value) {
@@ -1522,23 +1610,23 @@ impl VerdictJson {
         Ok(())
     }
 
-    fn write_result(
+    /// A result read from its model (its field values read into `values`).
+    fn write_result<'py>(
         &self,
         w: &mut Writer,
-        result: &Bound<'_, PyAny>,
+        result: &Bound<'py, PyAny>,
+        values: &mut Vec<Bound<'py, PyAny>>,
         shown: Option<&ShownFilter>,
         out: &mut Vec<u8>,
     ) -> Written {
         let message_key = &self.result.keys[self.judged_at.message];
         let details_key = &self.result.keys[self.judged_at.details];
         let params_key = &self.result.keys[self.params_at];
-        let mut entries: Entries<'_, '_> = match self.result.values(result)? {
-            // The common case written straight from the field values.
-            Held::Fields(values) => {
-                return self.write_result_values(w, &values, None, None, shown, out)
-            }
-            Held::Dumped(dumped) => dumped_entries(w, &dumped)?,
-        };
+        // The common case written straight from the field values.
+        if self.result.read_into(result, values)? {
+            return self.write_result_values(w, values, None, None, shown, out);
+        }
+        let mut entries: Entries<'_, '_> = dumped_entries(w, &model_dump(result)?)?;
         for (key, slot) in &mut entries {
             if key.as_ref() == details_key.as_slice() || key.as_ref() == params_key.as_slice() {
                 if let Slot::Value(value) = slot {

@@ -954,7 +954,7 @@ impl VerdictReports {
                 return Ok((None, None, None, None));
             };
             let (text, derived) = json.text(verdict, shown)?;
-            return Ok((Some(PyBytes::new(py, &text)), None, None, Some(derived)));
+            return Ok((Some(text), None, None, Some(derived)));
         };
         // Read once: a model held otherwise than validation leaves it is read as each
         // writer reads it alone (pydantic's dump for the JSON, its attributes for markup).
@@ -973,7 +973,7 @@ impl VerdictReports {
             let (text, derived) = match json {
                 Some(json) => {
                     let (text, derived) = json.text(verdict, shown)?;
-                    (Some(PyBytes::new(py, &text)), Some(derived))
+                    (Some(text), Some(derived))
                 }
                 None => (None, None),
             };
@@ -1012,7 +1012,7 @@ impl VerdictReports {
                     derived: m.derived(&v, &counts)?,
                 };
                 let (text, derived) = json.verdict_text(verdict, held, Some(&read), shown)?;
-                (Some(PyBytes::new(py, &text)), Some(derived))
+                (Some(text), Some(derived))
             }
             None => (None, None),
         };

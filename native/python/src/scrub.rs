@@ -341,6 +341,9 @@ struct Head {
     text: String,
     /// `shown_message` of a result with nothing more: the text capped, its name cut off.
     bare: String,
+    /// `bare` as the JSON report writes it (`write_shown_string`): most results of a report
+    /// are such passes, their message copied instead of scanned for escapes each time.
+    bare_shown: Vec<u8>,
 }
 
 /// The heads of explanations by the check name's address, its outcome and its numbers: most
@@ -655,6 +658,8 @@ impl ShownFilter {
         text: &str,
     ) -> PyResult<()> {
         let bare = shown_of(cap(text.to_owned(), self.max_chars), &str_text(name)?);
+        let mut bare_shown = Vec::with_capacity(bare.len() + 2);
+        write_shown_string(bare.as_bytes(), &mut bare_shown);
         if let Ok(mut heads) = self.heads.try_lock() {
             let slot = Heads::slot(name.as_ptr() as usize, at, numbers);
             heads.slots[slot] = Some(Head {
@@ -663,6 +668,7 @@ impl ShownFilter {
                 numbers,
                 text: text.to_owned(),
                 bare,
+                bare_shown,
             });
         }
         Ok(())
@@ -911,7 +917,7 @@ impl ShownFilter {
     /// check's name (`emit.shown_message`; reports print the name next to it).
     pub(crate) fn shown_message(&self, j: &Judged<'_, '_>) -> PyResult<String> {
         let at = self.outcome_at(j.outcome)?;
-        if let Some(bare) = self.bare(at, j, |bare| bare.to_owned()) {
+        if let Some(bare) = self.bare(at, j, |head| head.bare.clone()) {
             return Ok(bare);
         }
         self.message_at(at, j)
@@ -926,7 +932,7 @@ impl ShownFilter {
     ) -> PyResult<()> {
         let at = self.outcome_at(j.outcome)?;
         if self
-            .bare(at, j, |bare| write_shown_string(bare.as_bytes(), out))
+            .bare(at, j, |head| out.extend_from_slice(&head.bare_shown))
             .is_none()
         {
             let mut text = String::with_capacity(128);
@@ -946,13 +952,13 @@ impl ShownFilter {
 
     /// `read` of the shown message of a pass without steps, which is its head alone
     /// (`name: holds`), when its head is kept; None otherwise.
-    fn bare<R>(&self, at: usize, j: &Judged<'_, '_>, read: impl FnOnce(&str) -> R) -> Option<R> {
+    fn bare<R>(&self, at: usize, j: &Judged<'_, '_>, read: impl FnOnce(&Head) -> R) -> Option<R> {
         if at != self.pass_at || !j.steps.cast_exact::<PyList>().is_ok_and(|s| s.is_empty()) {
             return None;
         }
         let numbers = self.numbers(at, j)?;
         let heads = self.heads.try_lock().ok()?;
-        Some(read(&heads.find(j.name, at, numbers)?.bare))
+        Some(read(heads.find(j.name, at, numbers)?))
     }
 }
 
