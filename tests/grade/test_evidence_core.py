@@ -164,6 +164,53 @@ def test_steps_whose_kind_is_the_plain_string_group_as_their_members_do() -> Non
         assert (made.tool_spans, made.all_raw) == (groups.tool_spans, groups.all_raw)
 
 
+def _rekeyed(step: Step, order: str) -> Step:
+    """``step`` with its ``__dict__`` rebuilt: its fields in reverse order, or keyed by
+    texts equal to the field names but not the interned names themselves."""
+    values = dict(step.__dict__)
+    if order == "reversed":
+        rebuilt = dict(reversed(list(values.items())))
+    else:
+        rebuilt = {"".join(list(name)): value for name, value in values.items()}
+    object.__setattr__(step, "__dict__", rebuilt)
+    return step
+
+
+def test_fields_are_read_by_their_names_whatever_the_records_dict_order() -> None:
+    """The core reads a record's field at the entry where records of its type keep it
+    (``pydict.rs`` ``placed``), learned from the first record it reads: a record whose
+    ``__dict__`` holds the fields in another order, or under keys equal to the names but
+    not the same objects, is read by name all the same, before and after the others."""
+    rng = random.Random(18)
+    kinds = list(StepKind)
+    for _ in range(200):
+        steps = []
+        for i in range(rng.randint(1, 8)):
+            values = {
+                "index": i,
+                "kind": rng.choice(kinds),
+                "tool": rng.choice([None, " ", "search", "fetch"]),
+                "synthesized": rng.random() < 0.5,
+                "status": rng.choice(["ok", "error", "unset"]),
+            }
+            step = Step.from_normalized(values)
+            shape = rng.choice(["plain", "plain", "reversed", "copied"])
+            steps.append(step if shape == "plain" else _rekeyed(step, shape))
+        groups = group_steps(steps)
+        assert list(groups.calls) == [s for s in steps if s.kind in TOOLISH_KINDS]
+        assert list(groups.generations) == [s for s in steps if s.kind == StepKind.GENERATION]
+        assert list(groups.agents) == [s for s in steps if s.kind == StepKind.AGENT]
+        assert list(groups.nameless) == [
+            s for s in groups.calls if s.raw is None and is_placeholder(s.tool)
+        ]
+        assert groups.tool_spans == any(not s.synthesized for s in groups.calls)
+        t = Trajectory(steps=steps)
+        assert all(a is b for a, b in zip(t.steps, steps, strict=True))
+        ev = Evidence(t)
+        lacking = dict(ev.lacking(("tool_arguments", "tool_outcomes")))
+        assert ("tool_arguments" in lacking) == any(s.arguments is None for s in groups.calls)
+
+
 def test_each_probe_runs_once_per_trajectory_whatever_the_checks_ask() -> None:
     t = Trajectory(steps=[Step.from_normalized({"index": 0, "kind": StepKind.TOOL_CALL})])
     ev = Evidence(t)

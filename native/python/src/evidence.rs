@@ -69,11 +69,23 @@ fn text_is_placeholder(text: &Bound<'_, PyString>) -> bool {
     })
 }
 
-/// Where an `Evidence` holds the two slots the core reads (`groups`, `memo`), probed on
-/// first use: the checks' plans read them some fifteen times a check.
+/// Where an `Evidence` holds the slots the core reads (`groups`, `memo`, `trajectory`),
+/// probed on first use: the checks' plans read them some fifteen times a check.
 static EVIDENCE_LAYOUT: PyOnceLock<Option<SlotLayout>> = PyOnceLock::new();
 const GROUPS: usize = 0;
 const MEMO: usize = 1;
+const TRAJECTORY: usize = 2;
+
+/// Where an `evidence.Plan` holds its six slots, probed on first use: `lacking_of` reads
+/// four or five of them per contract and trajectory (~3,500 asks a grade of data-2000),
+/// each ~190 instructions by name.
+static PLAN_LAYOUT: PyOnceLock<Option<SlotLayout>> = PyOnceLock::new();
+const PLAN_CORE: usize = 0;
+const PLAN_NAMES: usize = 1;
+const PLAN_OUTCOMES: usize = 2;
+const PLAN_PYTHON: usize = 3;
+const PLAN_TOOL_NAMES: usize = 4;
+const PLAN_WORDINGS: usize = 5;
 
 /// `evidence.<name>`, `name` being slot number `slot` of `EVIDENCE_LAYOUT`: read in the
 /// instance's memory for an `Evidence`, by name for any other object.
@@ -94,6 +106,55 @@ fn evidence_slot<'py>(
     }
 }
 
+/// `plan.<name>`, `name` being slot number `slot` of `PLAN_LAYOUT`: read in the
+/// instance's memory for a `Plan`, by name for any other object.
+#[inline(always)]
+fn plan_slot<'py>(
+    plan: &Bound<'py, PyAny>,
+    slot: usize,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = plan.py();
+    let layout = match PLAN_LAYOUT.get(py) {
+        Some(layout) => layout,
+        None => plan_layout(py)?,
+    };
+    match layout {
+        Some(layout) => layout.get(plan, slot, name),
+        None => plan.getattr(name),
+    }
+}
+
+/// `PLAN_LAYOUT`, probed on the first read.
+#[cold]
+#[inline(never)]
+fn plan_layout(py: Python<'_>) -> PyResult<&'static Option<SlotLayout>> {
+    PLAN_LAYOUT.get_or_try_init(py, || {
+        let cls = py
+            .import("otel_oracles.grade.evidence")?
+            .getattr("Plan")?
+            .cast_into::<PyType>()?;
+        let names = [
+            intern!(py, "core").clone(),
+            intern!(py, "names").clone(),
+            intern!(py, "outcomes").clone(),
+            intern!(py, "python").clone(),
+            intern!(py, "tool_names").clone(),
+            intern!(py, "wordings").clone(),
+        ];
+        SlotLayout::probe(&cls, &names, object_new()?)
+    })
+}
+
+/// `evidence.trajectory.<field>` (a `Trajectory`'s field, read from its `__dict__`).
+fn trajectory_field<'py>(
+    evidence: &Bound<'py, PyAny>,
+    field: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let name = intern!(evidence.py(), "trajectory");
+    StepFields::new(evidence_slot(evidence, TRAJECTORY, name)?).get(field)
+}
+
 /// `EVIDENCE_LAYOUT`, probed on the first read (grading: the module that defines
 /// `Evidence` is imported by then).
 #[cold]
@@ -104,7 +165,11 @@ fn evidence_layout(py: Python<'_>) -> PyResult<&'static Option<SlotLayout>> {
             .import("otel_oracles.grade.evidence")?
             .getattr("Evidence")?
             .cast_into::<PyType>()?;
-        let names = [intern!(py, "groups").clone(), intern!(py, "memo").clone()];
+        let names = [
+            intern!(py, "groups").clone(),
+            intern!(py, "memo").clone(),
+            intern!(py, "trajectory").clone(),
+        ];
         SlotLayout::probe(&cls, &names, object_new()?)
     })
 }
@@ -262,18 +327,19 @@ pub(crate) fn lacking_of<'py>(
     if let Some(found) = memo.get_item(plan)? {
         return Ok(found.cast_into::<PyTuple>()?);
     }
-    let names = plan.getattr(intern!(py, "names"))?;
+    let names = || plan_slot(plan, PLAN_NAMES, intern!(py, "names"));
     let mut found: Vec<(usize, Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
-    let core = plan.getattr(intern!(py, "core"))?;
+    let core = plan_slot(plan, PLAN_CORE, intern!(py, "core"))?;
     if !core.is_none() {
         let core = core.cast_into::<EvidencePlan>()?;
         let view = view_of(evidence)?;
-        let answering = if plan.getattr(intern!(py, "outcomes"))?.is_truthy()? {
+        let answering = if plan_slot(plan, PLAN_OUTCOMES, intern!(py, "outcomes"))?.is_truthy()? {
             Some(answering(evidence)?.cast_into::<PyFrozenSet>()?)
         } else {
             None
         };
-        let fragmented = plan.getattr(intern!(py, "tool_names"))?.is_truthy()?
+        let fragmented = plan_slot(plan, PLAN_TOOL_NAMES, intern!(py, "tool_names"))?
+            .is_truthy()?
             && view.get().nameless.bind(py).is_empty()
             && !fact(
                 evidence,
@@ -281,14 +347,13 @@ pub(crate) fn lacking_of<'py>(
                 intern!(py, "fragment_gap"),
             )?
             .is_none();
-        let steps = evidence
-            .getattr(intern!(py, "trajectory"))?
-            .getattr(intern!(py, "steps"))?;
+        let steps = trajectory_field(evidence, intern!(py, "steps"))?;
         let lacks = core
             .get()
             .lacks(view.get(), &steps, answering.as_ref(), fragmented)?;
         if !lacks.is_empty() {
-            let wordings = plan.getattr(intern!(py, "wordings"))?;
+            let wordings = plan_slot(plan, PLAN_WORDINGS, intern!(py, "wordings"))?;
+            let names = names()?;
             for (pos, read, gaps) in lacks {
                 let message = wordings.get_item(pos)?.call1((evidence, read, gaps))?;
                 if message.is_truthy()? {
@@ -297,7 +362,7 @@ pub(crate) fn lacking_of<'py>(
             }
         }
     }
-    let python = plan.getattr(intern!(py, "python"))?;
+    let python = plan_slot(plan, PLAN_PYTHON, intern!(py, "python"))?;
     if python.is_truthy()? {
         let core_found = !found.is_empty();
         for item in python.try_iter()? {
@@ -370,9 +435,7 @@ fn known_clear(
         if !fragment.is_none() {
             return Ok(false);
         }
-        let unmapped = evidence
-            .getattr(intern!(py, "trajectory"))?
-            .getattr(intern!(py, "unmapped_spans"))?;
+        let unmapped = trajectory_field(evidence, intern!(py, "unmapped_spans"))?;
         if !unmapped.is_truthy()? {
             return Ok(true);
         }

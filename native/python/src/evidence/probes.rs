@@ -126,15 +126,10 @@ fn lacks<'py>(
             let redacted = redacted()?;
             // A failed call has no result by nature; its failure is the evidence.
             Ok(absent(fields, &redacted, intern!(py, "result"))?
-                && !fields
-                    .get(intern!(py, "status"))?
-                    .eq(intern!(py, "error"))?)
+                && !pydict::eq_text(&fields.get(intern!(py, "status"))?, intern!(py, "error"))?)
         }
         Probe::Outcomes => {
-            if !fields
-                .get(intern!(py, "status"))?
-                .eq(intern!(py, "unset"))?
-            {
+            if !pydict::eq_text(&fields.get(intern!(py, "status"))?, intern!(py, "unset"))? {
                 return Ok(false);
             }
             if let Some(answering) = answering {
@@ -198,7 +193,7 @@ fn lacks<'py>(
 }
 
 /// One probe asked of a walk over steps: what it asks of each step, and the tool-name glob
-/// narrowing the steps it reads (with the tool names it was asked about, each once).
+/// narrowing the steps it reads (with its entry's answers per tool name, `Entry::named`).
 struct Ask<'py> {
     probe: Probe,
     scope: Option<(Bound<'py, PyString>, Bound<'py, PyDict>)>,
@@ -208,10 +203,10 @@ struct Ask<'py> {
 }
 
 impl<'py> Ask<'py> {
-    fn new(py: Python<'py>, probe: Probe, scope: Option<&Py<PyString>>) -> Self {
+    fn new(py: Python<'py>, probe: Probe, scope: Option<&(Py<PyString>, Py<PyDict>)>) -> Self {
         Ask {
             probe,
-            scope: scope.map(|scope| (scope.bind(py).clone(), PyDict::new(py))),
+            scope: scope.map(|(scope, named)| (scope.bind(py).clone(), named.bind(py).clone())),
             read: 0,
             gaps: None,
         }
@@ -219,7 +214,9 @@ impl<'py> Ask<'py> {
 }
 
 /// Whether `ask`'s scope names `tool` (`matches(scope, tool, True)`, asked once per distinct
-/// tool name and scope); an unscoped ask reads every step, a scoped one none without a tool.
+/// tool name and plan entry, up to `NAMED_TOOLS` names: the answer is the same for every
+/// trajectory, and a grade's traces call a few tools); an unscoped ask reads every step, a
+/// scoped one none without a tool.
 fn in_scope<'py>(
     ask: &Ask<'py>,
     tool: &Bound<'py, PyAny>,
@@ -236,7 +233,9 @@ fn in_scope<'py>(
     }
     let matches = matches.ok_or_else(|| PyValueError::new_err("a scope needs matches"))?;
     let hit = matches.call1((scope, tool, true))?.is_truthy()?;
-    named.set_item(tool, hit)?;
+    if named.len() < NAMED_TOOLS {
+        named.set_item(tool, hit)?;
+    }
     Ok(hit)
 }
 
@@ -362,12 +361,18 @@ impl Answers {
     }
 }
 
+/// The most tool names whose scope answers an entry keeps (`Entry::named`): names come
+/// from traces, the plan lives as long as its contract.
+const NAMED_TOOLS: usize = 1024;
+
 /// One evidence name of a plan: its position in the plan's name tuple, its probe, and the
-/// tool-name glob of a scoped tool-call name.
+/// tool-name glob of a scoped tool-call name with what it answered per tool name (`in_scope`),
+/// kept with the plan: before, each walk asked `matches` again of every tool it met (~5,200
+/// Python calls a grade of data-2000).
 struct Entry {
     pos: usize,
     probe: Probe,
-    scope: Option<Py<PyString>>,
+    scope: Option<(Py<PyString>, Py<PyDict>)>,
 }
 
 /// What a plan's answer says of one name it found lacking: `(position, read, gaps)`.
@@ -411,7 +416,8 @@ impl EvidencePlan {
         let mut asks = Vec::new();
         for entry in self.entries.iter().filter(|e| probes.contains(&e.probe)) {
             let from = source(entry.probe);
-            match answers.find(py, entry.probe, entry.scope.as_ref(), from.as_ref()) {
+            let scope = entry.scope.as_ref().map(|(scope, _)| scope);
+            match answers.find(py, entry.probe, scope, from.as_ref()) {
                 Some((read, gaps)) => answered.push((entry.pos, read, gaps)),
                 None => {
                     positions.push(entry.pos);
@@ -441,6 +447,7 @@ impl EvidencePlan {
     #[new]
     #[pyo3(signature = (entries, matches, file_edit, /))]
     fn new(
+        py: Python<'_>,
         entries: Vec<(usize, String, Option<Py<PyString>>)>,
         matches: Py<PyAny>,
         file_edit: Py<PyAny>,
@@ -456,7 +463,9 @@ impl EvidencePlan {
                 Ok(Entry {
                     pos,
                     probe,
-                    scope: if calls { scope } else { None },
+                    scope: scope
+                        .filter(|_| calls)
+                        .map(|scope| (scope, PyDict::new(py).unbind())),
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;
