@@ -346,7 +346,8 @@ def _body_of_attribute_lists() -> bytes:
 
 
 def _python_value(value: dict[str, Any]) -> Any:
-    """What the records carry of a JSON ``AnyValue`` (the kinds ``_SAME_KEYS`` uses)."""
+    """What the records carry of a JSON ``AnyValue`` (the kinds ``_SAME_KEYS`` and
+    ``_VALUE_POOL`` use)."""
     if not value:
         return None
     [(kind, inner)] = value.items()
@@ -382,6 +383,73 @@ def test_attribute_dicts_of_the_same_keys_are_filled_as_from_the_wire_list() -> 
         dicts[0]["added"] = True  # what a record's reader may do to its own dict
         dicts[0]["c"]["added"] = True
     assert _at(builder, batch, [0])[0].attributes == expected[0]
+
+
+# Values one key may take from span to span, as JSON `AnyValue`s: kinds whose Python values
+# are equal across types (`1`, `1.0`, `True`, `"1"`), floats told apart only by their sign
+# or their bits, empty values, and a string over the length a template holds.
+_VALUE_POOL: list[dict[str, Any]] = [
+    {"intValue": "1"},
+    {"intValue": "1000"},
+    {"doubleValue": 1.0},
+    {"doubleValue": 0.0},
+    {"doubleValue": -0.0},
+    {"boolValue": True},
+    {"boolValue": False},
+    {"stringValue": "1"},
+    {"stringValue": "gpt-4o"},
+    {"stringValue": "x" * 65},
+    {},
+    {"arrayValue": {"values": [{"intValue": "1"}]}},
+]
+
+
+def _strictly(d: dict[str, Any]) -> list[tuple[str, type, str]]:
+    """A dict's items with each value's exact type and ``repr`` (``-0.0`` apart from
+    ``0.0``, ``True`` from ``1``)."""
+    return [(k, type(v), repr(v)) for k, v in d.items()]
+
+
+def test_values_a_template_holds_are_the_values_of_each_list() -> None:
+    """A template of a key list holds values met in earlier lists (what a copy need not be
+    given again): each list's dict still has exactly its own values, of their own types,
+    whatever ran before it: a key's value that stays, changes once and stays, alternates,
+    or changes to an equal value of another type; over two bodies (the second's texts found
+    by content) and through both builders (a batch's, the offline one's)."""
+    rng = random.Random(7)
+    keys = ["k0", "k1", "k2", "k3", "k4", "k5"]
+    lists: list[list[dict[str, Any]]] = []
+    current = [rng.randrange(len(_VALUE_POOL)) for _ in keys]
+    for n in range(240):
+        for at in range(len(keys)):
+            if at == 1:  # alternates between two values
+                current[at] = n % 2
+            elif at == 2:  # an equal value of another type every third list
+                current[at] = (0, 2, 5, 7)[n % 4]
+            elif rng.random() < 0.3:  # changes now and then, else stays
+                current[at] = rng.randrange(len(_VALUE_POOL))
+        lists.append([_kv(k, _VALUE_POOL[v]) for k, v in zip(keys, current, strict=True)])
+    spans = [
+        {
+            "traceId": "0af7651916cd43dd8448eb211c80319c",
+            "spanId": f"{n + 1:016x}",
+            "name": "s",
+            "startTimeUnixNano": "10",
+            "endTimeUnixNano": "20",
+            "attributes": attributes,
+        }
+        for n, attributes in enumerate(lists)
+    ]
+    body = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": spans}]}]}).encode()
+    expected = [_strictly({kv["key"]: _python_value(kv["value"]) for kv in a}) for a in lists]
+    builder = _native.RecordBuilder()
+    for _ in range(2):
+        batch = _native.decode_json(body)
+        built = batch.records()[0]
+        assert [_strictly(span.attributes) for span in built] == expected
+        order = list(range(len(lists))) + list(range(len(lists)))[::-1]
+        placed = _at(builder, batch, order)
+        assert [_strictly(span.attributes) for span in placed] == [expected[n] for n in order]
 
 
 def test_attribute_keys_are_the_interned_strings_the_readers_look_up() -> None:

@@ -412,8 +412,8 @@ pub(crate) struct Shared {
     scopes: Vec<(Arc<model::Scope>, Py<PyString>, Py<PyString>)>,
 }
 
-/// One attribute key list and `{key: None}` of its keys, which a new attribute dict with
-/// the same keys is copied from (`PyDict_Copy`) before its values are put in.
+/// One attribute key list and a dict of its keys, which a new attribute dict with the same
+/// keys is copied from (`PyDict_Copy`) before its values are put in.
 ///
 /// Why: a dict filled entry by entry grows twice on the way to a span's dozen attributes (a
 /// new table each time, the entries moved over) and every insert probes for a free slot:
@@ -423,17 +423,92 @@ pub(crate) struct Shared {
 /// of one kind carry the same keys in the same order, so nearly every list finds its
 /// template; the copy keeps the template's key order, duplicates included, and the last
 /// value of a duplicate key is put in last, so the dict is the one filled in wire order.
+///
+/// The dict's values are those the template holds (`Held`): a value of a key that repeats
+/// from list to list (a system, an operation, a model, a temperature, a flag, a small
+/// count) is in the copy already and is not put in again. Putting a value into a copy is
+/// still ~200 instructions of CPython's (`PyDict_SetItem`: the key's lookup, the tracking
+/// check, the old value's release) besides making the value; about half of data-2000's
+/// values are the one their key held in the list before.
 struct KeyTemplate {
     /// The decoded keys. Held, so that no other text takes their addresses while the
     /// template is matched by them.
     keys: Vec<Text>,
     /// The Python string of each key, in list order.
     names: Vec<Py<PyString>>,
-    /// `{key: None}` in list order: never handed out, so nothing changes it. Its values
-    /// are `None` so that a template holds no value's memory, and it is not tracked by
-    /// the garbage collector, nor is a copy until a value that may be is put in (as a
-    /// dict filled entry by entry).
+    /// The keys in list order with the values `held` says (`None` for the others): never
+    /// handed out, and changed only by `KeyTemplate::learn`. It holds only strings,
+    /// numbers, booleans and `None`, so it is not tracked by the garbage collector, nor is a
+    /// copy until a value that may be is put in (as a dict filled entry by entry).
     dict: Py<PyDict>,
+    /// What `dict` holds for each key in list order, with the value met last at its place
+    /// that was not held (`KeyTemplate::learn`). Empty when the list repeats a key: then
+    /// every value is put in, in list order, so that the last one wins.
+    held: Vec<HeldSlot>,
+}
+
+/// A template's value for one key, and the value at that place in the list before.
+struct HeldSlot {
+    /// What the template's dict holds for this key.
+    held: Held,
+    /// The value at this place last time it was not `held` (`Held::Other` at first).
+    last: Held,
+}
+
+/// A value a template's dict may hold for a key, as the decoder gave it: small immutable
+/// values only, so that a template keeps little memory and is never tracked by the garbage
+/// collector. A string is a short one (`VALUE_MAX_BYTES`); a float is told by its bits
+/// (`0.0` and `-0.0` print apart).
+#[derive(Clone)]
+enum Held {
+    /// `None`: an empty value.
+    Empty,
+    Str(Text),
+    Int(i64),
+    Double(u64),
+    Bool(bool),
+    /// Any other value (a long string, bytes, a list, a key list): never held; the dict
+    /// holds `None` in its place.
+    Other,
+}
+
+impl Held {
+    fn of(value: &AnyValue) -> Self {
+        match value {
+            AnyValue::Empty => Held::Empty,
+            AnyValue::Str(s) if s.len() <= VALUE_MAX_BYTES => Held::Str(s.clone()),
+            AnyValue::Int(i) => Held::Int(*i),
+            AnyValue::Double(d) => Held::Double(d.to_bits()),
+            AnyValue::Bool(b) => Held::Bool(*b),
+            _ => Held::Other,
+        }
+    }
+
+    /// Whether `value` makes the Python value this holds (equal, of the same type): never
+    /// for `Other`. A string is compared by its address first: the decoder shares one text
+    /// per short value within a body.
+    fn is(&self, value: &AnyValue) -> bool {
+        match (self, value) {
+            (Held::Empty, AnyValue::Empty) => true,
+            (Held::Str(held), AnyValue::Str(s)) => Text::ptr_eq(held, s) || **held == **s,
+            (Held::Int(held), AnyValue::Int(i)) => held == i,
+            (Held::Double(held), AnyValue::Double(d)) => *held == d.to_bits(),
+            (Held::Bool(held), AnyValue::Bool(b)) => held == b,
+            _ => false,
+        }
+    }
+
+    /// Whether both are the same value that may be held.
+    fn same(&self, other: &Held) -> bool {
+        match (self, other) {
+            (Held::Empty, Held::Empty) => true,
+            (Held::Str(a), Held::Str(b)) => Text::ptr_eq(a, b) || **a == **b,
+            (Held::Int(a), Held::Int(b)) => a == b,
+            (Held::Double(a), Held::Double(b)) => a == b,
+            (Held::Bool(a), Held::Bool(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 impl KeyTemplate {
@@ -448,13 +523,47 @@ impl KeyTemplate {
                 .all(|(key, kv)| Text::ptr_eq(key, &kv.key) || (!by_address && *key == *kv.key))
     }
 
-    /// The same template for `attributes` (equal keys, other texts), sharing its objects.
-    fn for_keys(&self, py: Python<'_>, attributes: &[KeyValue]) -> Self {
-        Self {
+    /// The same template for `attributes` (equal keys, other texts): its key strings
+    /// shared, its dict a copy, since each template changes its own (`learn`).
+    fn for_keys(&self, py: Python<'_>, attributes: &[KeyValue]) -> PyResult<Self> {
+        Ok(Self {
             keys: attributes.iter().map(|kv| kv.key.clone()).collect(),
             names: self.names.iter().map(|name| name.clone_ref(py)).collect(),
-            dict: self.dict.clone_ref(py),
+            dict: dict_copy(self.dict.bind(py))?.unbind(),
+            held: self
+                .held
+                .iter()
+                .map(|slot| HeldSlot {
+                    held: slot.held.clone(),
+                    last: slot.last.clone(),
+                })
+                .collect(),
+        })
+    }
+
+    /// Called with a value put into a copy at place `at` (`object`, made of `value`) because
+    /// the template did not hold it: when it is the value met there last time too, the
+    /// template holds it from now on (the value of a key that changes from trace to trace
+    /// and then stays), else it is remembered as met last.
+    fn learn(
+        &mut self,
+        py: Python<'_>,
+        at: usize,
+        value: &AnyValue,
+        object: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let seen = Held::of(value);
+        if matches!(seen, Held::Other) {
+            return Ok(());
         }
+        let slot = &mut self.held[at];
+        if slot.last.same(&seen) {
+            set_item(self.dict.bind(py), self.names[at].bind(py), object)?;
+            slot.held = seen;
+        } else {
+            slot.last = seen;
+        }
+        Ok(())
     }
 }
 
@@ -879,12 +988,12 @@ impl<'py> Builder<'py> {
     }
 
     /// An attribute list as a dict: wire order, the last of duplicate keys wins (as building
-    /// a dict from the list always did). A copy of its keys' template with the values put
-    /// in (`KeyTemplate`), or filled entry by entry when the builder keeps no templates or
-    /// the list is too long for one.
+    /// a dict from the list always did). A copy of its keys' template with the values it
+    /// does not hold put in (`KeyTemplate`), or filled entry by entry when the builder keeps
+    /// no templates or the list is too long for one.
     fn key_values(&mut self, attributes: &[KeyValue]) -> PyResult<Bound<'py, PyDict>> {
         let py = self.py;
-        let Some((at, template)) = self.template(attributes)? else {
+        let Some((at, mut template)) = self.template(attributes)? else {
             let dict = PyDict::new(py);
             for kv in attributes {
                 let key = self.key(&kv.key);
@@ -893,17 +1002,22 @@ impl<'py> Builder<'py> {
             }
             return Ok(dict);
         };
-        // SAFETY: `PyDict_Copy` of a live dict returns a new reference to a dict, or NULL
-        // with an exception set.
-        let filled = unsafe {
-            Bound::from_owned_ptr_or_err(py, ffi::PyDict_Copy(template.dict.as_ptr()))
-                .map(|dict| dict.cast_into_unchecked::<PyDict>())
-        };
         // Out of its slot meanwhile: a value that is a key list itself uses the table.
-        let built = filled.and_then(|dict| {
-            for (kv, name) in attributes.iter().zip(&template.names) {
+        let built = dict_copy(template.dict.bind(py)).and_then(|dict| {
+            if template.held.is_empty() {
+                for (kv, name) in attributes.iter().zip(&template.names) {
+                    let value = self.value(&kv.value)?;
+                    set_item(&dict, name.bind(py), &value)?;
+                }
+                return Ok(dict);
+            }
+            for (place, kv) in attributes.iter().enumerate() {
+                if template.held[place].held.is(&kv.value) {
+                    continue;
+                }
                 let value = self.value(&kv.value)?;
-                set_item(&dict, name.bind(py), &value)?;
+                set_item(&dict, template.names[place].bind(py), &value)?;
+                template.learn(py, place, &kv.value, &value)?;
             }
             Ok(dict)
         });
@@ -913,7 +1027,8 @@ impl<'py> Builder<'py> {
 
     /// The template of `attributes`' keys, taken out of its slot (put it back at the slot
     /// given), made now if none fits; `None` when the builder keeps no templates or the
-    /// list is longer than `TEMPLATE_MAX_KEYS`.
+    /// list is longer than `TEMPLATE_MAX_KEYS`. A template made now holds the values of
+    /// `attributes` that it may hold (`Held`).
     ///
     /// Looked for by the keys' addresses first (the spans of one body), then by their
     /// content (the same keys decoded from another body), which puts the template found
@@ -933,24 +1048,38 @@ impl<'py> Builder<'py> {
         let by_content = content_slot(attributes);
         if let Some(found) = &self.shared.templates[by_content] {
             if found.fits(attributes, false) {
-                return Ok(Some((at, found.for_keys(py, attributes))));
+                return Ok(Some((at, found.for_keys(py, attributes)?)));
             }
         }
         let dict = PyDict::new(py);
-        let none = py.None().into_bound(py);
         let mut names = Vec::with_capacity(attributes.len());
+        let mut held = Vec::with_capacity(attributes.len());
         for kv in attributes {
             let name = self.key(&kv.key);
-            set_item(&dict, &name, &none)?;
+            let value = Held::of(&kv.value);
+            let object = match value {
+                Held::Empty | Held::Other => py.None().into_bound(py),
+                _ => self.value(&kv.value)?,
+            };
+            set_item(&dict, &name, &object)?;
             names.push(name.unbind());
+            held.push(HeldSlot {
+                held: value,
+                last: Held::Other,
+            });
+        }
+        if dict.len() != attributes.len() {
+            // A repeated key: one entry holds one of its values, so none is taken as held.
+            held.clear();
         }
         let made = KeyTemplate {
             keys: attributes.iter().map(|kv| kv.key.clone()).collect(),
             names,
             dict: dict.unbind(),
+            held,
         };
         if by_content != at {
-            self.shared.templates[by_content] = Some(made.for_keys(py, attributes));
+            self.shared.templates[by_content] = Some(made.for_keys(py, attributes)?);
         }
         Ok(Some((at, made)))
     }
@@ -1133,6 +1262,17 @@ impl<'py> Builder<'py> {
         recent.insert(0, entry);
         self.scopes.insert(key, built.clone());
         built
+    }
+}
+
+/// `dict.copy()` through `PyDict_Copy`: a template's table cloned whole, keys, hashes and
+/// values (see `KeyTemplate`).
+fn dict_copy<'py>(dict: &Bound<'py, PyDict>) -> PyResult<Bound<'py, PyDict>> {
+    // SAFETY: `PyDict_Copy` of a live dict returns a new reference to a dict, or NULL with
+    // an exception set.
+    unsafe {
+        Bound::from_owned_ptr_or_err(dict.py(), ffi::PyDict_Copy(dict.as_ptr()))
+            .map(|copy| copy.cast_into_unchecked::<PyDict>())
     }
 }
 
