@@ -234,3 +234,26 @@ def test_a_key_whose_startswith_asks_for_a_cut_length_gets_its_own_answer() -> N
     outer = Span({"x": "a long text, with spaces", Key("\ud800k"): "the other long text, yes"})
     assert cut_length(drafts([(outer, outer_scan)]), MIN_CUT_VALUES, MIN_CUT_LENGTH) == 24
     assert answers == [21]
+
+
+@pytest.mark.parametrize("prefixes", [(), ("p.",)])
+def test_a_str_subclass_key_and_values_among_numbers_are_read(
+    prefixes: tuple[str, ...],
+) -> None:
+    """The value under a key equal to a source is read when the key is a ``str`` subclass
+    (``key in keys`` finds it; the walk takes its slower path for such a dict), with or
+    without prefixes; texts are found among numbers and ``None`` in nested containers (the
+    core keeps one stack for them from value to value), and nothing under other keys is."""
+    scan = Sources(frozenset({"a", "b"}), prefixes, ())
+    texts = {
+        Text("a"): "one text of twenty-six, aa",
+        "b": [3, None, ("two text of twenty-six, bb", {"k": 2.5})],
+        "c": "a text not read, longer than the others",
+    }
+    pairs = [(Span(texts), scan)]
+    assert spec_cut(pairs) == 26
+    assert cut_length(drafts(pairs), MIN_CUT_VALUES, MIN_CUT_LENGTH) == 26
+    # The same values again, for a rule reading many keys, the stack used in between.
+    many = Sources(frozenset({"a", "b", *(f"k{i}" for i in range(10))}), prefixes, ())
+    few = [(Span({"a": texts[Text("a")], "b": texts["b"]}), many)]
+    assert cut_length(drafts(few), MIN_CUT_VALUES, MIN_CUT_LENGTH) == spec_cut(few) == 26

@@ -131,6 +131,9 @@ struct Longest<'py> {
     /// The different texts of the longest length, at most `min_values`.
     at_longest: Vec<Seen<'py>>,
     min_values: usize,
+    /// The containers `see` has still to read, kept from value to value (empty between
+    /// them) so that a value allocates nothing.
+    stack: Vec<Bound<'py, PyAny>>,
 }
 
 /// A text of the longest length. Its comparison key (the text with its ASCII digits
@@ -141,6 +144,14 @@ enum Seen<'py> {
     Text(Bound<'py, PyString>),
     /// The key.
     Key(Vec<u8>),
+}
+
+/// Whether `value` is a container `Longest::see` reads: an exact `dict`, `list` or `tuple`.
+#[inline]
+fn holds_texts(value: &Bound<'_, PyAny>) -> bool {
+    value.is_exact_instance_of::<PyDict>()
+        || value.is_exact_instance_of::<PyList>()
+        || value.is_exact_instance_of::<PyTuple>()
 }
 
 /// `raw` without its ASCII digits (one message with a counter is one text).
@@ -168,28 +179,65 @@ impl<'py> Longest<'py> {
     /// Every `str` in `value`, nested in `dict` values, `list`s and `tuple`s. Seeing a
     /// value again changes nothing (a text already among the longest is not added twice).
     fn see(&mut self, value: &Bound<'py, PyAny>) -> PyResult<()> {
-        // Most values are a `str`: seen without a stack to allocate or a reference to take.
+        // Most values are a `str`: seen without a stack or a reference to take; a number or
+        // any other value that holds no text is done with here.
         if let Ok(text) = value.cast_exact::<PyString>() {
             return self.see_str(text);
         }
-        let mut stack = vec![value.clone()];
+        if !holds_texts(value) {
+            return Ok(());
+        }
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.push(value.clone());
+        let seen = self.see_stacked(&mut stack);
+        stack.clear(); // after an error, what was left unread
+        self.stack = stack;
+        seen
+    }
+
+    /// The containers on `stack` and all they hold: a `str` item seen where it sits, a
+    /// container item stacked (the order of the items does not change what is seen).
+    fn see_stacked(&mut self, stack: &mut Vec<Bound<'py, PyAny>>) -> PyResult<()> {
         while let Some(item) = stack.pop() {
-            if let Ok(text) = item.cast_exact::<PyString>() {
-                self.see_str(text)?;
-            } else if let Ok(dict) = item.cast_exact::<PyDict>() {
-                stack.extend(dict.values());
+            if let Ok(dict) = item.cast_exact::<PyDict>() {
+                // SAFETY: the dict is held (`item`) and nothing below runs Python code that
+                // could change it, as in `see_str_keyed`: `see_item` reads exact `str`s by
+                // `str`'s own methods and stacks a container with a reference of its own.
+                for (_, value) in unsafe { pydict::lent_pairs(dict) } {
+                    self.see_item(&value, stack)?;
+                }
             } else if let Ok(list) = item.cast_exact::<PyList>() {
-                stack.extend(list.iter());
+                for value in list.iter() {
+                    self.see_item(&value, stack)?;
+                }
             } else if let Ok(tuple) = item.cast_exact::<PyTuple>() {
-                stack.extend(tuple.iter());
+                for value in tuple.iter() {
+                    self.see_item(&value, stack)?;
+                }
             }
+        }
+        Ok(())
+    }
+
+    /// One item of a container: a `str` seen, a container stacked, anything else left.
+    #[inline]
+    fn see_item(
+        &mut self,
+        value: &Bound<'py, PyAny>,
+        stack: &mut Vec<Bound<'py, PyAny>>,
+    ) -> PyResult<()> {
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            return self.see_str(text);
+        }
+        if holds_texts(value) {
+            stack.push(value.clone());
         }
         Ok(())
     }
 
     /// One `str`: only one at least as long as the longest text so far can change anything.
     fn see_str(&mut self, text: &Bound<'py, PyString>) -> PyResult<()> {
-        let size = text.len()?;
+        let size = pydict::code_points(text);
         if size >= self.longest {
             self.see_text(text, size)?;
         }
@@ -253,8 +301,9 @@ impl<'py> Longest<'py> {
 /// so most keys are asked about again and again, and a key's answer costs a set probe and
 /// a prefix walk. Asked by address, in a direct-mapped table (`MEMO_SLOTS` entries, one
 /// multiply to place a pair: a hashed map's probe cost some 70 instructions an attribute);
-/// a pair whose entry another took is asked of the scan again. `held` keeps every scan and
-/// key asked about alive for the call, so an address names one object throughout.
+/// a pair whose entry another took is asked of the scan again. `held` keeps every key asked
+/// about alive for the call, so an address names one object throughout (the scans asked
+/// with are held by `cut_length_with`'s list of them for the whole call).
 struct ReadsMemo<'a, 'py> {
     table: &'a mut MemoTable,
     held: Vec<Bound<'py, PyAny>>,
@@ -312,7 +361,6 @@ impl<'py> ReadsMemo<'_, 'py> {
         }
         let reads = scan.get().reads(key)?;
         self.table.said[slot] = [at_scan, at_key | usize::from(reads), call];
-        self.held.push(scan.clone().into_any());
         self.held.push(key.clone());
         Ok(reads)
     }
@@ -376,7 +424,7 @@ fn see_str_keyed<'py>(
         // text is seen, so their key is not asked about (the memo's probe was most of the
         // walk's cost an attribute).
         if let Ok(text) = value.cast_exact::<PyString>() {
-            let size = text.len()?;
+            let size = pydict::code_points(&text);
             if size >= longest.longest && memo.reads(scan, &key)? {
                 longest.see_text(&text, size)?;
             }
@@ -460,6 +508,7 @@ fn cut_length_of<'py>(
         longest_word: 0,
         at_longest: Vec::new(),
         min_values,
+        stack: Vec::new(),
     };
     MEMO.with(|cell| match cell.try_borrow_mut() {
         Ok(mut table) => cut_length_with(drafts, longest, table.next_call(), min_length),
@@ -637,7 +686,12 @@ impl LimitRules {
     /// the spans that lost them.
     fn apply(&self, spans: &Bound<'_, PyAny>, drafts: &Bound<'_, PyAny>) -> PyResult<()> {
         let py = spans.py();
-        let mut all = Vec::new();
+        // The mapper's list of drafts: room for them all and a few synthesized calls, where
+        // growing from empty reallocated some four times a trace.
+        let room = drafts
+            .cast_exact::<PyList>()
+            .map_or(0, |list| list.len() + 4);
+        let mut all = Vec::with_capacity(room);
         for draft in drafts.try_iter()? {
             let draft = draft?;
             let follows = draft_attr(&draft, FOLLOWS, intern!(py, "follows"))?;

@@ -113,6 +113,16 @@ pub(crate) fn filled_list<'py>(
     Ok(unsafe { list.cast_into_unchecked() })
 }
 
+/// `len(text)`: its code points, read from the `str` (`PyUnicode_GetLength`, where
+/// `PyObject_Size` goes through the type's slots first: ~17 instructions against ~8).
+#[inline]
+pub(crate) fn code_points(text: &Bound<'_, PyString>) -> usize {
+    // SAFETY: `text` is a live `str` (a `PyString` cast succeeded), for which
+    // `PyUnicode_GetLength` cannot fail (it fails only for objects of another type).
+    let len = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };
+    usize::try_from(len).unwrap_or(0)
+}
+
 /// `value == text` as Python compares them: the same object, an exact `str` by its
 /// characters, anything else through its own comparison.
 pub(crate) fn eq_text(value: &Bound<'_, PyAny>, text: &Bound<'_, PyString>) -> PyResult<bool> {
