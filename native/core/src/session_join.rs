@@ -18,6 +18,7 @@ use crate::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 use crate::model;
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::sync::Arc;
 
 /// The span attributes a join reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,9 +86,10 @@ pub trait JoinSpan {
 /// What the window reads of one trace: its join keys (its own id as `trace:<id>`, the
 /// traces its spans link to, its session ids as `<attribute>:<value>`), the agent run it
 /// may be, the tool calls that may have run an agent traced apart, and its span count.
+/// The trace id is one text shared with its root and calls (the window keeps it as well).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Facts {
-    pub trace_id: String,
+    pub trace_id: Arc<str>,
     pub keys: Vec<String>,
     pub root: Option<AgentRoot>,
     pub calls: Vec<ToolCall>,
@@ -102,6 +104,7 @@ pub fn facts<S: JoinSpan>(
     spans: impl IntoIterator<Item = Result<S, S::Error>>,
 ) -> Result<Facts, S::Error> {
     let mut keys = vec![format!("trace:{trace_id}")];
+    let trace: Arc<str> = Arc::from(trace_id);
     // The session ids of the span before, per attribute: a trace's spans mostly repeat
     // them, and a key listed again ties nothing more (the keys are a set).
     let mut last_session: [Option<String>; 2] = [None, None];
@@ -134,7 +137,7 @@ pub fn facts<S: JoinSpan>(
             if span.with_text_attr(JoinAttr::OperationName, |op| op == Some("execute_tool"))? {
                 let (start, end) = span.times()?;
                 calls.push(ToolCall {
-                    trace_id: trace_id.to_owned(),
+                    trace_id: Arc::clone(&trace),
                     span_id: span.span_id()?,
                     service: span.service()?,
                     name,
@@ -151,11 +154,11 @@ pub fn facts<S: JoinSpan>(
         }
     }
     let root = match root {
-        Some(root) if roots == 1 => agent_root(trace_id, &root)?,
+        Some(root) if roots == 1 => agent_root(&trace, &root)?,
         _ => None,
     };
     Ok(Facts {
-        trace_id: trace_id.to_owned(),
+        trace_id: trace,
         keys,
         root,
         calls,
@@ -165,7 +168,7 @@ pub fn facts<S: JoinSpan>(
 
 /// The trace as an agent's run started as a root, from its one root span: linking nowhere
 /// (links join already), a GenAI agent span naming its agent.
-fn agent_root<S: JoinSpan>(trace_id: &str, root: &S) -> Result<Option<AgentRoot>, S::Error> {
+fn agent_root<S: JoinSpan>(trace_id: &Arc<str>, root: &S) -> Result<Option<AgentRoot>, S::Error> {
     if root.has_links()? {
         return Ok(None);
     }
@@ -187,7 +190,7 @@ fn agent_root<S: JoinSpan>(trace_id: &str, root: &S) -> Result<Option<AgentRoot>
     let Some(name) = name else { return Ok(None) };
     let (start, end) = root.times()?;
     Ok(Some(AgentRoot {
-        trace_id: trace_id.to_owned(),
+        trace_id: Arc::clone(trace_id),
         span_id: root.span_id()?,
         service: root.service()?,
         name,
@@ -259,7 +262,7 @@ pub fn decoded_facts(trace_id: &str, spans: &[&model::Span]) -> Facts {
 /// A trace that is one agent's run started as a root of its own.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentRoot {
-    pub trace_id: String,
+    pub trace_id: Arc<str>,
     pub span_id: String,
     pub service: String,
     pub name: String,
@@ -270,7 +273,7 @@ pub struct AgentRoot {
 /// A GenAI `execute_tool` span that names its tool and may have run an agent traced apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCall {
-    pub trace_id: String,
+    pub trace_id: Arc<str>,
     pub span_id: String,
     pub service: String,
     pub name: String,
@@ -317,31 +320,89 @@ pub fn delegations(agents: &[AgentRoot], calls: &[ToolCall]) -> Vec<(usize, usiz
         .collect()
 }
 
-/// One trace entering the window: its handle and what ties it to others.
-#[derive(Debug)]
-pub struct Arrival<H> {
-    pub handle: H,
-    pub facts: Facts,
+/// Where a waiting tool call and the agent trace it may have run meet: the service and the
+/// name (of the tool, of the agent), written `<service length>:<service><name>` so that no
+/// two pairs write the same text. One text, not a pair of `String`s: a lookup writes it
+/// into the window's buffer and searches by `&str`, and every entry filed under it shares
+/// the map's own copy.
+type CallKey = Arc<str>;
+
+/// `key`'s text for `service` and `name`, written into `out` (cleared first). The length's
+/// digits are written by hand: `write!` cost more than the lookup it served.
+fn write_call_key(out: &mut String, service: &str, name: &str) {
+    out.clear();
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut len = service.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (len % 10) as u8;
+        len /= 10;
+        if len == 0 {
+            break;
+        }
+    }
+    for &digit in &digits[at..] {
+        out.push(char::from(digit));
+    }
+    out.push(':');
+    out.push_str(service);
+    out.push_str(name);
 }
 
-type CallKey = (String, String);
+/// An agent root or a tool call waiting in the window, as [`Joiner`] files it under its
+/// [`CallKey`]: what [`ToolCall::holds`] reads besides the service and name (which the key
+/// is). `trace` is shared by every entry of one arrival.
+#[derive(Debug)]
+struct Held {
+    trace: Arc<str>,
+    start: i128,
+    end: i128,
+}
 
-/// An agent root or a tool call left waiting for a partner, to forget when its group leaves.
+/// [`ToolCall::holds`] of the call `call` and the agent root `agent` filed under one key.
+fn holds(call: &Held, agent: &Held) -> bool {
+    agent.trace != call.trace && call.start <= agent.start && 0 < agent.end && agent.end <= call.end
+}
+
+/// Entries waiting for a partner: key -> id (a trace id for agent roots, a span id for tool
+/// calls) -> entry.
+type Filed = FastMap<CallKey, FastMap<Arc<str>, Held>>;
+
+/// `index`'s entries under `key` (an empty map filed when there are none) and the key as
+/// the index holds it.
+fn filed<'a>(index: &'a mut Filed, key: &str) -> (CallKey, &'a mut FastMap<Arc<str>, Held>) {
+    let key = match index.get_key_value(key) {
+        Some((held, _)) => Arc::clone(held),
+        None => Arc::from(key),
+    };
+    let entries = index.entry(Arc::clone(&key)).or_default();
+    (key, entries)
+}
+
+/// An agent root or a tool call left waiting for a partner, to forget when its group
+/// leaves: its key and id, shared with the index.
 #[derive(Debug)]
 enum Waiting {
-    Agent(CallKey, String),
-    Call(CallKey, String),
+    Agent(CallKey, Arc<str>),
+    Call(CallKey, Arc<str>),
 }
 
 #[derive(Debug)]
 struct Group<H> {
     traces: Vec<H>,
-    keys: FastSet<String>,
+    /// The keys it owns (each shared with `Joiner::owner`).
+    keys: FastSet<Arc<str>>,
     spans: u64,
     waiting: Vec<Waiting>,
 }
 
 /// The window: [`Joiner::add`] a trace, get the groups that leave it.
+///
+/// What it keeps of an arrival is copied from the arrival's [`Facts`], which it only
+/// borrows: each key once (shared by `owner` and its group), the trace id once for all its
+/// waiting entries, a waiting call's span id once (shared by the index and the group's
+/// `waiting`), a [`CallKey`] only when the index holds none equal.
 #[derive(Debug)]
 pub struct Joiner<H> {
     window: u64,
@@ -349,12 +410,14 @@ pub struct Joiner<H> {
     groups: FastMap<u64, Group<H>>,
     order: VecDeque<u64>,
     next_id: u64,
-    owner: FastMap<String, u64>,
+    owner: FastMap<Arc<str>, u64>,
     held: u64,
-    /// Agent traces no tool call has claimed: (service, agent name) -> trace id -> root.
-    agents: FastMap<CallKey, FastMap<String, AgentRoot>>,
-    /// Tool calls that claimed no agent trace: (service, tool name) -> span id -> call.
-    calls: FastMap<CallKey, FastMap<String, ToolCall>>,
+    /// Agent traces no tool call has claimed: key -> trace id -> root.
+    agents: Filed,
+    /// Tool calls that claimed no agent trace: key -> span id -> call.
+    calls: Filed,
+    /// Where a [`CallKey`] is written to be looked up.
+    key_text: String,
 }
 
 impl<H> Joiner<H> {
@@ -368,6 +431,7 @@ impl<H> Joiner<H> {
             held: 0,
             agents: FastMap::new(),
             calls: FastMap::new(),
+            key_text: String::new(),
         }
     }
 
@@ -383,49 +447,41 @@ impl<H> Joiner<H> {
             + self.calls.values().map(FastMap::len).sum::<usize>()
     }
 
-    /// Let `arrival` into the window; the groups that leave it, in order.
-    pub fn add(&mut self, arrival: Arrival<H>) -> Vec<Vec<H>> {
-        let Arrival {
-            handle,
-            facts:
-                Facts {
-                    trace_id,
-                    keys,
-                    root,
-                    calls,
-                    spans,
-                },
-        } = arrival;
+    /// Let the trace `handle`, of which `facts` tell what ties it to others, into the
+    /// window; the groups that leave it, in order.
+    pub fn add(&mut self, handle: H, facts: &Facts) -> Vec<Vec<H>> {
         // The groups the arrival ties to, in first-seen order (the set beside the list: a
         // trace linking to thousands of traces searched the list per link).
         let mut found: Vec<u64> = Vec::new();
         let mut listed: FastSet<u64> = FastSet::new();
-        for key in &keys {
-            if let Some(&group) = self.owner.get(key) {
+        for key in &facts.keys {
+            if let Some(&group) = self.owner.get(key.as_str()) {
                 if listed.insert(group) {
                     found.push(group);
                 }
             }
         }
-        let (partners, waiting) = self.delegation_partners(&trace_id, root, calls);
+        let (partners, waiting) = self.delegation_partners(facts);
         for partner in partners {
-            if let Some(&group) = self.owner.get(&format!("trace:{partner}")) {
+            if let Some(&group) = self.owner.get(format!("trace:{partner}").as_str()) {
                 if listed.insert(group) {
                     found.push(group);
                 }
             }
         }
-        // The keys whose owner changes: the arrival's and those of the groups folded into
-        // the earliest. Re-owning every key of the group on each arrival cost the square of
-        // its traces (20,000 one-span traces of one session id: 209 s).
-        let mut moved: Vec<String> = Vec::new();
+        // Only the keys whose owner changes are written: those of the groups folded into
+        // the earliest and the arrival's own not owned yet. Re-owning every key of the group
+        // on each arrival cost the square of its traces (20,000 one-span traces of one
+        // session id: 209 s).
         let target = match found.iter().min() {
             Some(&earliest) => {
                 for other in found.iter().filter(|&&g| g != earliest) {
                     if let Some(folded) = self.groups.remove(other) {
                         if let Some(group) = self.groups.get_mut(&earliest) {
                             group.traces.extend(folded.traces);
-                            moved.extend(folded.keys.iter().cloned());
+                            for key in &folded.keys {
+                                self.owner.insert(Arc::clone(key), earliest);
+                            }
                             group.keys.extend(folded.keys);
                             group.spans += folded.spans;
                             group.waiting.extend(folded.waiting);
@@ -452,15 +508,18 @@ impl<H> Joiner<H> {
         };
         if let Some(group) = self.groups.get_mut(&target) {
             group.traces.push(handle);
-            moved.extend(keys.iter().cloned());
-            group.keys.extend(keys);
-            group.spans += spans;
-            group.waiting.extend(waiting);
-            for key in moved {
-                self.owner.insert(key, target);
+            // Every key owned before belonged to a group found above, now the target.
+            for key in &facts.keys {
+                if !self.owner.contains_key(key.as_str()) {
+                    let key: Arc<str> = Arc::from(key.as_str());
+                    self.owner.insert(Arc::clone(&key), target);
+                    group.keys.insert(key);
+                }
             }
+            group.spans += facts.spans;
+            group.waiting.extend(waiting);
         }
-        self.held += spans;
+        self.held += facts.spans;
         let mut released = Vec::new();
         while self.held > self.window && !self.order.is_empty() {
             released.extend(self.release_first());
@@ -477,68 +536,82 @@ impl<H> Joiner<H> {
         released
     }
 
-    /// The traces in the window that the arriving trace delegated to or was delegated by
-    /// (an agent trace and the one tool call that fits it, neither claimed yet; ambiguous
-    /// fits join nothing), and the entries it leaves waiting for a partner.
-    fn delegation_partners(
-        &mut self,
-        trace_id: &str,
-        root: Option<AgentRoot>,
-        calls: Vec<ToolCall>,
-    ) -> (Vec<String>, Vec<Waiting>) {
+    /// The traces in the window that the arriving trace (of `facts`) delegated to or was
+    /// delegated by (an agent trace and the one tool call that fits it, neither claimed yet;
+    /// ambiguous fits join nothing), and the entries it leaves waiting for a partner.
+    fn delegation_partners(&mut self, facts: &Facts) -> (Vec<Arc<str>>, Vec<Waiting>) {
         let mut partners = Vec::new();
         let mut left = Vec::new();
-        if let Some(root) = root {
-            let key = (root.service.clone(), root.name.clone());
-            let claimable = self.calls.get_mut(&key);
+        if facts.root.is_none() && facts.calls.is_empty() {
+            return (partners, left);
+        }
+        let trace = Arc::clone(&facts.trace_id);
+        if let Some(root) = &facts.root {
+            let agent = Held {
+                trace: Arc::clone(&trace),
+                start: root.start,
+                end: root.end,
+            };
+            write_call_key(&mut self.key_text, &root.service, &root.name);
+            let claimable = self.calls.get_mut(self.key_text.as_str());
             // Two fits are as ambiguous as ten thousand: the search stops at the second (each
             // of 10,000 agent traces fitting 10,000 waiting calls took 51 s).
-            let fits: Vec<&ToolCall> = claimable
+            let fits: Vec<(&Arc<str>, &Held)> = claimable
                 .as_ref()
-                .map(|calls| calls.values().filter(|c| c.holds(&root)).take(2).collect())
+                .map(|calls| {
+                    calls
+                        .iter()
+                        .filter(|(_, call)| holds(call, &agent))
+                        .take(2)
+                        .collect()
+                })
                 .unwrap_or_default();
             match fits.as_slice() {
-                [call] => {
-                    let (span_id, partner) = (call.span_id.clone(), call.trace_id.clone());
+                [(span_id, call)] => {
+                    let (span_id, partner) = (Arc::clone(span_id), Arc::clone(&call.trace));
                     if let Some(claimable) = claimable {
                         claimable.remove(&span_id);
                     }
                     partners.push(partner);
                 }
                 [] => {
-                    let trace = root.trace_id.clone();
-                    left.push(Waiting::Agent(key.clone(), trace.clone()));
-                    self.agents.entry(key).or_default().insert(trace, root);
+                    let (key, agents) = filed(&mut self.agents, &self.key_text);
+                    left.push(Waiting::Agent(key, Arc::clone(&trace)));
+                    agents.insert(Arc::clone(&trace), agent);
                 }
                 _ => {}
             }
         }
-        for call in calls {
-            let key = (call.service.clone(), call.name.clone());
-            if let Some(waiting) = self.agents.get_mut(&key) {
-                let held: Vec<&String> = waiting
+        for call in &facts.calls {
+            debug_assert_eq!(call.trace_id, facts.trace_id);
+            let held = Held {
+                trace: Arc::clone(&trace),
+                start: call.start,
+                end: call.end,
+            };
+            write_call_key(&mut self.key_text, &call.service, &call.name);
+            if let Some(waiting) = self.agents.get_mut(self.key_text.as_str()) {
+                let fits: Vec<&Arc<str>> = waiting
                     .iter()
-                    .filter(|(_, agent)| call.holds(agent))
+                    .filter(|(_, agent)| holds(&held, agent))
                     .map(|(trace, _)| trace)
                     .take(2)
                     .collect();
-                match held.as_slice() {
-                    [trace] => {
-                        let trace = (*trace).clone();
-                        waiting.remove(&trace);
-                        partners.push(trace);
+                match fits.as_slice() {
+                    [agent_trace] => {
+                        let agent_trace = Arc::clone(agent_trace);
+                        waiting.remove(&agent_trace);
+                        partners.push(agent_trace);
                         continue;
                     }
                     [] => {}
                     _ => continue,
                 }
             }
-            debug_assert_eq!(call.trace_id, trace_id);
-            left.push(Waiting::Call(key.clone(), call.span_id.clone()));
-            self.calls
-                .entry(key)
-                .or_default()
-                .insert(call.span_id.clone(), call);
+            let span_id: Arc<str> = Arc::from(call.span_id.as_str());
+            let (key, calls) = filed(&mut self.calls, &self.key_text);
+            left.push(Waiting::Call(key, Arc::clone(&span_id)));
+            calls.insert(span_id, held);
         }
         (partners, left)
     }
@@ -553,13 +626,9 @@ impl<H> Joiner<H> {
         }
         self.held -= group.spans;
         for waiting in group.waiting {
-            let (index, key, id) = match waiting {
-                Waiting::Agent(key, id) => (None, key, id),
-                Waiting::Call(key, id) => (Some(()), key, id),
-            };
-            match index {
-                None => forget(&mut self.agents, &key, &id),
-                Some(()) => forget(&mut self.calls, &key, &id),
+            match waiting {
+                Waiting::Agent(key, id) => forget(&mut self.agents, &key, &id),
+                Waiting::Call(key, id) => forget(&mut self.calls, &key, &id),
             }
         }
         Some(group.traces)
@@ -567,7 +636,7 @@ impl<H> Joiner<H> {
 }
 
 /// Drop a waiting entry (one a partner claimed meanwhile is gone already).
-fn forget<V>(index: &mut FastMap<CallKey, FastMap<String, V>>, key: &CallKey, id: &str) {
+fn forget(index: &mut Filed, key: &str, id: &str) {
     if let Some(entries) = index.get_mut(key) {
         entries.remove(id);
         if entries.is_empty() {
@@ -580,13 +649,25 @@ fn forget<V>(index: &mut FastMap<CallKey, FastMap<String, V>>, key: &CallKey, id
 mod tests {
     use super::*;
 
+    /// One trace entering the window: its handle and what ties it to others.
+    struct Arrival<H> {
+        handle: H,
+        facts: Facts,
+    }
+
+    impl<H> Joiner<H> {
+        fn enter(&mut self, arrival: Arrival<H>) -> Vec<Vec<H>> {
+            self.add(arrival.handle, &arrival.facts)
+        }
+    }
+
     fn arrival(name: &'static str, keys: &[&str], spans: u64) -> Arrival<&'static str> {
         let mut all = vec![format!("trace:{name}")];
         all.extend(keys.iter().map(|k| k.to_string()));
         Arrival {
             handle: name,
             facts: Facts {
-                trace_id: name.to_string(),
+                trace_id: name.into(),
                 keys: all,
                 root: None,
                 calls: Vec::new(),
@@ -620,10 +701,10 @@ mod tests {
     #[test]
     fn shared_keys_join_and_the_window_releases_in_order() {
         let mut joiner = Joiner::new(10);
-        assert!(joiner.add(arrival("a", &["session.id:s"], 4)).is_empty());
-        assert!(joiner.add(arrival("b", &[], 4)).is_empty());
+        assert!(joiner.enter(arrival("a", &["session.id:s"], 4)).is_empty());
+        assert!(joiner.enter(arrival("b", &[], 4)).is_empty());
         // c shares a's session: joins a's group, and the window (12 > 10) releases it.
-        let out = joiner.add(arrival("c", &["session.id:s"], 4));
+        let out = joiner.enter(arrival("c", &["session.id:s"], 4));
         assert_eq!(out, vec![vec!["a", "c"]]);
         assert_eq!(joiner.held(), 4);
         assert_eq!(joiner.flush(), vec![vec!["b"]]);
@@ -633,11 +714,11 @@ mod tests {
     #[test]
     fn a_trace_linking_two_groups_folds_them_into_the_earliest() {
         let mut joiner = Joiner::new(100);
-        joiner.add(arrival("a", &[], 1));
-        joiner.add(arrival("b", &[], 1));
-        joiner.add(arrival("c", &["trace:b", "trace:a"], 1));
+        joiner.enter(arrival("a", &[], 1));
+        joiner.enter(arrival("b", &[], 1));
+        joiner.enter(arrival("c", &["trace:b", "trace:a"], 1));
         // The later group (b) folded into a; d linking to b now lands in the joined group.
-        joiner.add(arrival("d", &["trace:b"], 1));
+        joiner.enter(arrival("d", &["trace:b"], 1));
         assert_eq!(joiner.flush(), vec![vec!["a", "b", "c", "d"]]);
     }
 
@@ -645,11 +726,11 @@ mod tests {
     fn a_released_group_no_longer_owns_its_keys() {
         let mut joiner = Joiner::new(1);
         assert_eq!(
-            joiner.add(arrival("a", &["session.id:s"], 2)),
+            joiner.enter(arrival("a", &["session.id:s"], 2)),
             vec![vec!["a"]]
         );
         assert_eq!(
-            joiner.add(arrival("b", &["session.id:s"], 2)),
+            joiner.enter(arrival("b", &["session.id:s"], 2)),
             vec![vec!["b"]]
         );
     }
@@ -659,20 +740,47 @@ mod tests {
         let mut joiner = Joiner::new(100);
         let mut caller = arrival("caller", &[], 3);
         caller.facts.calls = vec![call("caller", "c1", 10, 50)];
-        joiner.add(caller);
+        joiner.enter(caller);
         let mut run = arrival("run", &[], 2);
         run.facts.root = Some(agent("run", 20, 40));
-        joiner.add(run);
+        joiner.enter(run);
         assert_eq!(joiner.flush(), vec![vec!["caller", "run"]]);
 
         let mut joiner = Joiner::new(100);
         let mut run = arrival("run", &[], 2);
         run.facts.root = Some(agent("run", 20, 40));
-        joiner.add(run);
+        joiner.enter(run);
         let mut caller = arrival("caller", &[], 3);
         caller.facts.calls = vec![call("caller", "c1", 10, 50)];
-        joiner.add(caller);
+        joiner.enter(caller);
         assert_eq!(joiner.flush(), vec![vec!["run", "caller"]]);
+    }
+
+    #[test]
+    fn a_call_meets_only_an_agent_of_its_own_service_and_name() {
+        // The window files both under one text per (service, name): "ab" + "c" and
+        // "a" + "bc" must not read alike.
+        let mut joiner = Joiner::new(100);
+        let mut caller = arrival("caller", &[], 3);
+        let mut c1 = call("caller", "c1", 10, 50);
+        (c1.service, c1.name) = ("ab".into(), "c".into());
+        caller.facts.calls = vec![c1];
+        joiner.enter(caller);
+        let mut run = arrival("run", &[], 2);
+        let mut root = agent("run", 20, 40);
+        (root.service, root.name) = ("a".into(), "bc".into());
+        run.facts.root = Some(root);
+        joiner.enter(run);
+        assert_eq!(joiner.waiting(), 2);
+        assert_eq!(joiner.flush(), vec![vec!["caller"], vec!["run"]]);
+        let mut key = String::new();
+        write_call_key(&mut key, "ab", "c");
+        let first = key.clone();
+        write_call_key(&mut key, "a", "bc");
+        assert_ne!(first, key);
+        assert_eq!((first.as_str(), key.as_str()), ("2:abc", "1:abc"));
+        write_call_key(&mut key, &"s".repeat(120), "t");
+        assert!(key.starts_with("120:ss") && key.ends_with("st"));
     }
 
     #[test]
@@ -680,10 +788,10 @@ mod tests {
         let mut joiner = Joiner::new(100);
         let mut caller = arrival("caller", &[], 3);
         caller.facts.calls = vec![call("caller", "c1", 10, 50), call("caller", "c2", 0, 60)];
-        joiner.add(caller);
+        joiner.enter(caller);
         let mut run = arrival("run", &[], 2);
         run.facts.root = Some(agent("run", 20, 40));
-        joiner.add(run);
+        joiner.enter(run);
         assert_eq!(joiner.flush(), vec![vec!["caller"], vec!["run"]]);
     }
 
@@ -692,11 +800,11 @@ mod tests {
         let mut joiner = Joiner::new(2);
         let mut caller = arrival("caller", &[], 3);
         caller.facts.calls = vec![call("caller", "c1", 10, 50)];
-        assert_eq!(joiner.add(caller), vec![vec!["caller"]]);
+        assert_eq!(joiner.enter(caller), vec![vec!["caller"]]);
         assert_eq!(joiner.waiting(), 0);
         let mut run = arrival("run", &[], 1);
         run.facts.root = Some(agent("run", 20, 40));
-        assert!(joiner.add(run).is_empty());
+        assert!(joiner.enter(run).is_empty());
         assert_eq!(joiner.waiting(), 1);
         assert_eq!(joiner.flush(), vec![vec!["run"]]);
         assert_eq!(joiner.waiting(), 0);

@@ -1113,6 +1113,28 @@ pub(crate) fn kind_is(draft: &Bound<'_, PyAny>, kind: Kind) -> PyResult<bool> {
     kind_compared(draft, kinds[kind as usize].bind(py))
 }
 
+/// `kind_is(draft, k)` for any `k` of `kinds`, tried in order: the draft's kind read and
+/// placed among `STEP_KINDS` once for all of them (a pass asking whether a draft is one of
+/// several kinds otherwise read and compared it per kind).
+#[inline]
+pub(crate) fn kind_in(draft: &Bound<'_, PyAny>, kinds: &[Kind]) -> PyResult<bool> {
+    let py = draft.py();
+    let all = step_kinds(py);
+    if let Some(Some(layout)) = DRAFT_LAYOUT.get(py) {
+        if let Some(own) = layout.peek(draft, KIND) {
+            if let Some(at) = all.iter().position(|k| k.as_ptr() == own) {
+                return Ok(kinds.iter().any(|&kind| kind as usize == at));
+            }
+        }
+    }
+    for &kind in kinds {
+        if kind_compared(draft, all[kind as usize].bind(py))? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
 /// `kind_is` for a kind that is no step kind's interned text: two `str` (no subclass)
 /// compared by their UTF-8 text, without Python's rich comparison and the `bool` it returns;
 /// a kind of another class (an enum member) compared by Python.

@@ -8,7 +8,7 @@
 //! handles and hands back the groups that leave it, which `otel_oracles.assemble._sessions`
 //! merges into one trace each.
 
-use otel_oracles_core::session_join::{self as core, Arrival, Facts, JoinAttr, JoinSpan, Joiner};
+use otel_oracles_core::session_join::{self as core, Facts, JoinAttr, JoinSpan, Joiner};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -189,14 +189,12 @@ impl SessionJoiner {
         trace: &Bound<'_, PyAny>,
         facts: Option<&Bound<'_, JoinFacts>>,
     ) -> PyResult<Vec<Vec<Py<PyAny>>>> {
-        let facts = match facts {
-            Some(facts) => facts.get().0.clone(),
-            None => trace_facts(trace)?,
-        };
-        Ok(self.inner.add(Arrival {
-            handle: trace.clone().unbind(),
-            facts,
-        }))
+        // The window copies what it keeps of the facts; a release's are only lent.
+        let handle = trace.clone().unbind();
+        Ok(match facts {
+            Some(facts) => self.inner.add(handle, &facts.get().0),
+            None => self.inner.add(handle, &trace_facts(trace)?),
+        })
     }
 
     /// Every group left, in window order (end of input).

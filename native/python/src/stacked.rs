@@ -15,7 +15,8 @@
 use otel_oracles_core::hashing::{FastMap, FastMapExt, FastSet, FastSetExt};
 
 use crate::draft::{
-    draft_attr, draft_fields, draft_held, kind_is, Kind, ATTRIBUTES, KIND, REDACTED, SPAN, STATUS,
+    draft_attr, draft_fields, draft_held, kind_in, kind_is, Kind, ATTRIBUTES, KIND, REDACTED, SPAN,
+    STATUS,
 };
 use crate::pydict;
 use crate::slots::{span, span_held};
@@ -61,6 +62,15 @@ fn nearest_memo<'py>(
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
     let py = span.py();
     let own = span_held(span, span::SPAN_ID, intern!(py, "span_id"))?;
+    // `parent_id == own` as Python compares them; two exact `str`s (span ids nearly always)
+    // by their text, without the rich comparison and the `bool` it makes.
+    let own_text = own.cast_exact::<PyString>().ok();
+    let is_own = |parent_id: &Bound<'py, PyAny>| -> PyResult<bool> {
+        match own_text {
+            Some(own) => pydict::eq_text(parent_id, own),
+            None => parent_id.eq(&own),
+        }
+    };
     let mut parent_id =
         span_held(span, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?.into_bound();
     // `seen` is made on the second step only: most spans' parent has a draft.
@@ -72,13 +82,13 @@ fn nearest_memo<'py>(
         }
         match &seen {
             None => {
-                if parent_id.eq(&own)? {
+                if is_own(&parent_id)? {
                     return Ok(None);
                 }
             }
             Some(set) => {
                 if set.contains(&parent_id)? {
-                    if parent_id.eq(&own)? {
+                    if is_own(&parent_id)? {
                         return Ok(None);
                     }
                     break None;
@@ -230,24 +240,17 @@ fn last_segment_lower<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, P
 /// recorded again (`_same_call`).
 fn same_call(outer: &Bound<'_, PyAny>, inner: &Bound<'_, PyAny>) -> PyResult<bool> {
     let py = outer.py();
-    let outer_kind = draft_attr(outer, KIND, intern!(py, "kind"))?;
-    let inner_kind = draft_attr(inner, KIND, intern!(py, "kind"))?;
-    let generation = intern!(py, "generation");
     // Only kinds that can record one call twice are compared further (the answers below
     // for any other pair are `false` whatever the times): most drafts' nearest step is
     // their agent, and reading four span times for each of them cost more than the pass.
-    let is = |kind: &Bound<'_, PyAny>, name: &Bound<'_, PyString>| -> PyResult<bool> {
-        Ok(kind.is(name) || kind.eq(name)?)
-    };
-    let toolish = |kind: &Bound<'_, PyAny>| -> PyResult<bool> {
-        Ok(is(kind, intern!(py, "tool_call"))? || is(kind, intern!(py, "handoff"))?)
-    };
-    let retrieval = intern!(py, "retrieval");
-    let can_pair = if is(&inner_kind, retrieval)? {
-        is(&outer_kind, intern!(py, "tool_call"))? || is(&outer_kind, retrieval)?
+    // The kinds are asked by `kind_is` / `kind_in` (another step kind's text is told apart
+    // by its address, not by Python's `==`).
+    let toolish = |draft: &Bound<'_, PyAny>| kind_in(draft, &[Kind::ToolCall, Kind::Handoff]);
+    let can_pair = if kind_is(inner, Kind::Retrieval)? {
+        kind_in(outer, &[Kind::ToolCall, Kind::Retrieval])?
     } else {
-        (toolish(&outer_kind)? && toolish(&inner_kind)?)
-            || (is(&outer_kind, generation)? && is(&inner_kind, generation)?)
+        (toolish(outer)? && toolish(inner)?)
+            || (kind_is(outer, Kind::Generation)? && kind_is(inner, Kind::Generation)?)
     };
     if !can_pair {
         return Ok(false);
@@ -266,18 +269,20 @@ fn same_call(outer: &Bound<'_, PyAny>, inner: &Bound<'_, PyAny>) -> PyResult<boo
     if a_end.is_truthy()? && b_end.is_truthy()? && b_end.gt(&a_end)? {
         // Only a model call opened directly inside the model call (`_child_call`): the
         // provider SDK's record of a streamed call may end after the framework's.
+        let outer_kind = draft_attr(outer, KIND, intern!(py, "kind"))?;
+        let inner_kind = draft_attr(inner, KIND, intern!(py, "kind"))?;
         let child = outer_kind.eq(&inner_kind)?
-            && inner_kind.eq(generation)?
+            && inner_kind.eq(intern!(py, "generation"))?
             && span_held(&b, span::PARENT_SPAN_ID, intern!(py, "parent_span_id"))?
                 .eq(span_held(&a, span::SPAN_ID, intern!(py, "span_id"))?)?;
         if !child {
             return Ok(false);
         }
     }
-    if is(&inner_kind, retrieval)? {
+    if kind_is(inner, Kind::Retrieval)? {
         return Ok(true); // held by a tool call or a retrieval (`can_pair`)
     }
-    if toolish(&outer_kind)? && toolish(&inner_kind)? {
+    if toolish(outer)? && toolish(inner)? {
         return same_tool(&field(outer, intern!(py, "tool"))?, inner);
     }
     // Both generations (`can_pair`).
@@ -647,25 +652,18 @@ fn merge_stacked_generations<'py>(
     }
     let span_key = intern!(py, "span");
     let stackable = [
-        intern!(py, "generation"),
-        intern!(py, "tool_call"),
-        intern!(py, "handoff"),
-        intern!(py, "retrieval"),
+        Kind::Generation,
+        Kind::ToolCall,
+        Kind::Handoff,
+        Kind::Retrieval,
     ];
     // Each draft's nearest enclosing draft, for the stackable ones (by identity).
     let memo = PyDict::new(py);
-    let mut parent_of: FastMap<usize, Option<Bound<'py, PyAny>>> = FastMap::new();
+    let mut parent_of: FastMap<usize, Option<Bound<'py, PyAny>>> =
+        FastMap::with_capacity(drafts.len());
     let mut pairs: Vec<(Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
     for draft in drafts.iter() {
-        let kind = draft_attr(&draft, KIND, intern!(py, "kind"))?;
-        let mut is_stackable = false;
-        for k in &stackable {
-            if kind.eq(k)? {
-                is_stackable = true;
-                break;
-            }
-        }
-        if !is_stackable {
+        if !kind_in(&draft, &stackable)? {
             continue;
         }
         let span = draft_held(&draft, SPAN, span_key)?;
@@ -784,7 +782,7 @@ fn sibling_layer_calls<'py>(drafts: &Bound<'py, PyList>) -> PyResult<Bound<'py, 
     let calls = PyList::empty(py);
     let scopes = PySet::empty(py)?;
     for d in drafts.iter() {
-        if !(kind_is(&d, Kind::ToolCall)? || kind_is(&d, Kind::Handoff)?) {
+        if !kind_in(&d, &[Kind::ToolCall, Kind::Handoff])? {
             continue;
         }
         let span = draft_held(&d, SPAN, intern!(py, "span"))?;
