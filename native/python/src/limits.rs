@@ -31,16 +31,18 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyString, PyTuple};
-use pyo3::Borrowed;
 
 /// Where one rule reads a span: attribute keys, key prefixes, span events.
 #[pyclass(module = "otel_oracles._native", name = "SourceScan", frozen)]
 pub struct SourceScan {
     /// The keys, looked up as Python looks them up.
     keys_py: Py<PyFrozenSet>,
-    /// The prefixes that are UTF-8 (a key that is UTF-8 can start with no other).
-    prefixes: Vec<String>,
-    /// All the prefixes, as Python's `str.startswith` takes them, for a key that is no UTF-8.
+    /// Whether every key is an exact `str`: an exact `str` is then looked up in `keys_py`
+    /// by `str`'s own hash and comparison, no Python code run (`see_str_keyed`).
+    plain: bool,
+    /// The prefixes, as `str.startswith` tests them.
+    prefixes: Vec<Py<PyString>>,
+    /// The same, as a `str` subclass's own `startswith` takes them.
     prefixes_py: Py<PyTuple>,
     events: Vec<EventSource>,
 }
@@ -90,9 +92,12 @@ impl SourceScan {
             });
         }
         Ok(Self {
+            plain: keys
+                .iter()
+                .all(|key| key.is_exact_instance_of::<PyString>()),
             keys_py: keys.unbind(),
-            prefixes: utf8_texts(prefixes.iter().map(|p| p.clone().into_any()))?,
             prefixes_py: PyTuple::new(py, &prefixes)?.unbind(),
+            prefixes: prefixes.into_iter().map(Bound::unbind).collect(),
             events: scan_events,
         })
     }
@@ -100,27 +105,41 @@ impl SourceScan {
 
 impl SourceScan {
     /// Whether the attribute `key` is one of the sources (`key in keys or
-    /// key.startswith(prefixes)`).
+    /// key.startswith(prefixes)`). For an exact `str` key of a `plain` scan, no Python code
+    /// runs and no object is made (the walk of a dict's lent pairs relies on it).
     fn reads(&self, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(text) = key.cast::<PyString>() else {
+        if !key.is_instance_of::<PyString>() {
             return Ok(false);
-        };
+        }
         let py = key.py();
         // The set as Python looks it up: a key `str` caches its hash, and decoders make one
         // object per key, so this is one probe per key, no text hashed.
         if self.keys_py.bind(py).contains(key)? {
             return Ok(true);
         }
-        if let Ok(text) = text.to_str() {
-            // A UTF-8 key starts with no prefix that is no UTF-8.
-            return Ok(self.prefixes.iter().any(|p| text.starts_with(p.as_str())));
-        }
-        let prefixes = self.prefixes_py.bind(py);
-        if prefixes.is_empty() {
+        if self.prefixes.is_empty() {
             return Ok(false);
         }
-        key.call_method1(intern!(py, "startswith"), (prefixes,))?
-            .is_truthy()
+        if !key.is_exact_instance_of::<PyString>() {
+            // A subclass: its own `startswith`, as Python calls it.
+            return key
+                .call_method1(intern!(py, "startswith"), (self.prefixes_py.bind(py),))?
+                .is_truthy();
+        }
+        for prefix in &self.prefixes {
+            // SAFETY: `key` and `prefix` are live `str`s. `PyUnicode_Tailmatch` is the test
+            // `str.startswith` makes of each prefix, on the characters as they are (lone
+            // surrogates too): nothing encoded, no object made, no exception but a failed
+            // `str` check.
+            match unsafe {
+                ffi::PyUnicode_Tailmatch(key.as_ptr(), prefix.as_ptr(), 0, ffi::PY_SSIZE_T_MAX, -1)
+            } {
+                0 => {}
+                1 => return Ok(true),
+                _ => return Err(PyErr::fetch(py)),
+            }
+        }
+        Ok(false)
     }
 }
 
@@ -200,11 +219,22 @@ impl<'py> Longest<'py> {
     fn see_stacked(&mut self, stack: &mut Vec<Bound<'py, PyAny>>) -> PyResult<()> {
         while let Some(item) = stack.pop() {
             if let Ok(dict) = item.cast_exact::<PyDict>() {
-                // SAFETY: the dict is held (`item`) and nothing below runs Python code that
-                // could change it, as in `see_str_keyed`: `see_item` reads exact `str`s by
-                // `str`'s own methods and stacks a container with a reference of its own.
-                for (_, value) in unsafe { pydict::lent_pairs(dict) } {
-                    self.see_item(&value, stack)?;
+                // SAFETY: the dict is held (`item`) and its lent pairs are read only by code
+                // that runs no Python code, as in `see_str_keyed`: an exact `str`'s length and
+                // `see_text` of a UTF-8 text; a container is stacked with a reference of its
+                // own. A text that is no UTF-8 (`see_text` says so after making an exception,
+                // an allocation the collector may run finalizers on) is read again, held.
+                let mut pairs = unsafe { pydict::lent_pairs(dict) };
+                while let Some((key, value)) = pairs.next() {
+                    if let Ok(text) = value.cast_exact::<PyString>() {
+                        let size = pydict::code_points(&text);
+                        if size >= self.longest && !self.see_text(&text, size)? {
+                            let (_, value) = pairs.again(key.as_ptr())?;
+                            self.see_item(&value, stack)?;
+                        }
+                    } else if holds_texts(&value) {
+                        stack.push(value.to_owned());
+                    }
                 }
             } else if let Ok(list) = item.cast_exact::<PyList>() {
                 for value in list.iter() {
@@ -219,7 +249,8 @@ impl<'py> Longest<'py> {
         Ok(())
     }
 
-    /// One item of a container: a `str` seen, a container stacked, anything else left.
+    /// One item of a container, held (a `str` with lone surrogates is read by `see_surrogates`,
+    /// which may run Python code): a `str` seen, a container stacked, anything else left.
     #[inline]
     fn see_item(
         &mut self,
@@ -238,32 +269,52 @@ impl<'py> Longest<'py> {
     /// One `str`: only one at least as long as the longest text so far can change anything.
     fn see_str(&mut self, text: &Bound<'py, PyString>) -> PyResult<()> {
         let size = pydict::code_points(text);
-        if size >= self.longest {
-            self.see_text(text, size)?;
+        if size >= self.longest && !self.see_text(text, size)? {
+            self.see_surrogates(text, size)?;
         }
         Ok(())
     }
 
-    fn see_text(&mut self, text: &Bound<'py, PyString>, size: usize) -> PyResult<()> {
+    /// One `str` of `size` characters, at least as long as the longest text: `false` when
+    /// it is no UTF-8 and was left unread, for `see_surrogates`. Telling so made an
+    /// exception (`to_str`), an allocation on which a collection may run finalizers: the
+    /// exception holds the text while it is made, but a text lent by a dict may be gone
+    /// once it is dropped, and is read again, held, by the caller.
+    fn see_text(&mut self, text: &Bound<'py, PyString>, size: usize) -> PyResult<bool> {
         // A text as long as the longest, once enough texts have that length, changes
         // nothing unless it is a word longer than the longest word: no need to read it.
         if size == self.longest
             && self.at_longest.len() >= self.min_values
             && size <= self.longest_word
         {
-            return Ok(());
+            return Ok(true);
         }
-        let (spaced, bytes) = match text.to_str() {
-            Ok(own) => (own.contains(' '), None),
-            Err(_) => {
-                // Lone surrogates: Python's test, and its bytes with the surrogates kept.
-                let py = text.py();
-                let encoded = text
-                    .call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?
-                    .cast_into::<PyBytes>()?;
-                (text.contains(" ")?, Some(encoded.as_bytes().to_vec()))
-            }
+        let Ok(own) = text.to_str() else {
+            return Ok(false);
         };
+        self.see_read(text, size, own.contains(' '), None)?;
+        Ok(true)
+    }
+
+    /// `see_text` of a text with lone surrogates (no UTF-8): Python's test, and its bytes
+    /// with the surrogates kept.
+    fn see_surrogates(&mut self, text: &Bound<'py, PyString>, size: usize) -> PyResult<()> {
+        let py = text.py();
+        let encoded = text
+            .call_method1(intern!(py, "encode"), ("utf-8", "surrogatepass"))?
+            .cast_into::<PyBytes>()?;
+        let spaced = text.contains(" ")?;
+        self.see_read(text, size, spaced, Some(encoded.as_bytes().to_vec()))
+    }
+
+    /// A text read: whether it holds a space, and its bytes when it is no UTF-8.
+    fn see_read(
+        &mut self,
+        text: &Bound<'py, PyString>,
+        size: usize,
+        spaced: bool,
+        bytes: Option<Vec<u8>>,
+    ) -> PyResult<()> {
         if !spaced {
             self.longest_word = self.longest_word.max(size);
             return Ok(());
@@ -359,9 +410,12 @@ impl<'py> ReadsMemo<'_, 'py> {
         if scan_held == at_scan && key_held & !1 == at_key && written == call {
             return Ok(key_held & 1 == 1);
         }
+        // Held before the scan is asked, which may run Python code (a key looked up by a
+        // `str` subclass's `__eq__`): the addresses are the objects' throughout.
+        self.held.push(scan.clone().into_any());
+        self.held.push(key.clone());
         let reads = scan.get().reads(key)?;
         self.table.said[slot] = [at_scan, at_key | usize::from(reads), call];
-        self.held.push(key.clone());
         Ok(reads)
     }
 }
@@ -377,9 +431,11 @@ fn see_attributes<'py>(
         if see_str_keyed(longest, memo, scan, dict)? {
             return Ok(());
         }
-        // A key that is no exact `str`: the whole dict again, each item with a reference of
-        // its own (values seen twice change nothing).
-        for (key, value) in dict.iter() {
+        // A key that is no exact `str`, or a scan that compares its keys by their own code:
+        // the whole dict again, each item with a reference of its own (values seen twice
+        // change nothing), as Python iterates it.
+        for pair in pydict::held_pairs(dict) {
+            let (key, value) = pair?;
             if memo.reads(scan, &key)? {
                 longest.see(&value)?;
             }
@@ -396,26 +452,31 @@ fn see_attributes<'py>(
 }
 
 /// `see_attributes` over an exact `dict` whose keys are exact `str`s (the decoders'), its
-/// items borrowed (`PyDict_Next`: no reference taken or released per key and value);
-/// `false` at the first key of any other type, before anything is done with it.
+/// items as the dict lends them (`pydict::lent_pairs`: no reference taken or released per
+/// key and value); `false` at the first key of any other type, before anything is done
+/// with it, and for a scan whose keys are not all exact `str`s (looked up by their own
+/// `__eq__`).
+///
+/// Lent pairs are read only by code that runs no Python code: `str`'s length, the memo and
+/// `SourceScan::reads` (a `plain` scan: `str`'s own hash, comparison and prefix test),
+/// `see_text` of a UTF-8 text. The two calls that may run some (through an allocation the
+/// collector may run finalizers on, which can change the dict) are rare and made safe: a
+/// text that is no UTF-8 (`see_text` says so after making an exception) is read again from
+/// the dict, held; a container's values are walked held (`see`: a `dict`'s values are
+/// listed), and the pair then checked still there. A dict whose keys changed meanwhile is
+/// refused as iterating it in Python refuses it (`RuntimeError`).
 fn see_str_keyed<'py>(
     longest: &mut Longest<'py>,
     memo: &mut ReadsMemo<'_, 'py>,
     scan: &Bound<'py, SourceScan>,
     dict: &Bound<'py, PyDict>,
 ) -> PyResult<bool> {
-    let py = dict.py();
-    let mut pos: ffi::Py_ssize_t = 0;
-    let mut key: *mut ffi::PyObject = std::ptr::null_mut();
-    let mut value: *mut ffi::PyObject = std::ptr::null_mut();
-    // SAFETY: `dict` is a live dict; the references `PyDict_Next` lends stay valid while the
-    // dict is not changed, and nothing in the loop runs Python code that could change it: a
-    // key is an exact `str` (its hash, comparisons and `startswith` are `str`'s own), and
-    // `see` reads exact `str`s, `dict`s, `list`s and `tuple`s, keeping what it keeps with a
-    // reference of its own.
-    while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut pos, &mut key, &mut value) } != 0 {
-        // SAFETY: live objects the dict holds (above), borrowed only within this iteration.
-        let (key, value) = unsafe { (Borrowed::from_ptr(py, key), Borrowed::from_ptr(py, value)) };
+    if !scan.get().plain {
+        return Ok(false);
+    }
+    // SAFETY: as above, no lent pair is read after a call that may run Python code.
+    let mut pairs = unsafe { pydict::lent_pairs(dict) };
+    while let Some((key, value)) = pairs.next() {
         if !key.is_exact_instance_of::<PyString>() {
             return Ok(false);
         }
@@ -425,13 +486,23 @@ fn see_str_keyed<'py>(
         // walk's cost an attribute).
         if let Ok(text) = value.cast_exact::<PyString>() {
             let size = pydict::code_points(&text);
-            if size >= longest.longest && memo.reads(scan, &key)? {
-                longest.see_text(&text, size)?;
+            if size >= longest.longest
+                && memo.reads(scan, &key)?
+                && !longest.see_text(&text, size)?
+            {
+                let (_, value) = pairs.again(key.as_ptr())?;
+                longest.see(&value)?;
             }
             continue;
         }
+        // Any other value but a container holds no text: its key is not asked about.
+        if !holds_texts(&value) {
+            continue;
+        }
         if memo.reads(scan, &key)? {
+            let key = key.as_ptr();
             longest.see(&value)?;
+            pairs.again(key)?;
         }
     }
     Ok(true)

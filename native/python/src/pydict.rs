@@ -142,6 +142,8 @@ pub(crate) fn eq_text(value: &Bound<'_, PyAny>, text: &Bound<'_, PyString>) -> P
 pub(crate) struct LentPairs<'a, 'py> {
     dict: &'a Bound<'py, PyDict>,
     at: ffi::Py_ssize_t,
+    /// The position the last pair was read from (`again` reads it there again).
+    before: ffi::Py_ssize_t,
 }
 
 /// `dict`'s pairs in order, each key and value lent by the dict: no reference taken or
@@ -149,13 +151,60 @@ pub(crate) struct LentPairs<'a, 'py> {
 /// calls of the interpreter's reference counting and one of its size, under the stable ABI).
 /// `PyDict_Next` itself stays safe whatever happens to the dict.
 ///
+/// Python code can run inside many C calls: a `str` subclass's `__eq__` or `__hash__`, a
+/// container's `__bool__` or `__iter__`, and, on any allocation of an object the collector
+/// tracks, a finalizer (`__del__`, a weakref callback, a `gc.callbacks` entry) the
+/// collection runs. Making an exception is such an allocation: `to_str` of a `str` that is
+/// no UTF-8 (lone surrogates) makes one (which holds the text while it is made, so the
+/// text is at risk only once `to_str` has returned), and so is a method's call through
+/// `call_method1` (the bound method). Any of these may change the dict and free the pair
+/// it lent; `PyDict_Next` itself stays safe whatever happens to the dict.
+///
 /// # Safety
 ///
 /// A pair is valid while the dict holds it: the caller runs nothing that could change
-/// `dict` (Python code) while it reads a pair it has not given references of its own
-/// (`Borrowed::to_owned`).
+/// `dict` (Python code, as above) while it reads a pair it has not given references of its
+/// own (`Borrowed::to_owned`). A caller whose call of that kind is rare makes it with
+/// references of its own taken first, or reads the pair `again` after it.
 pub(crate) unsafe fn lent_pairs<'a, 'py>(dict: &'a Bound<'py, PyDict>) -> LentPairs<'a, 'py> {
-    LentPairs { dict, at: 0 }
+    LentPairs {
+        dict,
+        at: 0,
+        before: 0,
+    }
+}
+
+impl<'a, 'py> LentPairs<'a, 'py> {
+    /// The pair last given, read again with references of its own, for a caller whose code
+    /// may have run Python's since (see [`lent_pairs`]): what the dict holds now at the same
+    /// place (its value replaced, if it was), where it must still hold a key at `key`'s
+    /// address (compared only, never read: the key may be gone). A dict whose keys changed
+    /// there (the key deleted, the dict emptied or rebuilt) is refused as iterating it in
+    /// Python refuses it (`RuntimeError`).
+    pub(crate) fn again(
+        &self,
+        key: *mut ffi::PyObject,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let mut at = self.before;
+        let mut found = std::ptr::null_mut();
+        let mut value = std::ptr::null_mut();
+        // SAFETY: `dict` is a live dict; `PyDict_Next` from a position it answered before
+        // lends the first pair the dict holds from there now, or answers 0 at the end.
+        let read = unsafe { ffi::PyDict_Next(self.dict.as_ptr(), &mut at, &mut found, &mut value) };
+        if read == 0 || at != self.at || found != key {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "dictionary keys changed during iteration",
+            ));
+        }
+        let py = self.dict.py();
+        // SAFETY: live objects the dict holds now, each made a reference of its own.
+        Ok(unsafe {
+            (
+                Bound::from_borrowed_ptr(py, found),
+                Bound::from_borrowed_ptr(py, value),
+            )
+        })
+    }
 }
 
 impl<'a, 'py> Iterator for LentPairs<'a, 'py> {
@@ -164,6 +213,7 @@ impl<'a, 'py> Iterator for LentPairs<'a, 'py> {
     fn next(&mut self) -> Option<Self::Item> {
         let mut key = std::ptr::null_mut();
         let mut value = std::ptr::null_mut();
+        self.before = self.at;
         // SAFETY: `dict` is a live dict; `PyDict_Next` lends its key and value (no reference
         // taken), or answers 0 at the end.
         if unsafe { ffi::PyDict_Next(self.dict.as_ptr(), &mut self.at, &mut key, &mut value) } == 0
@@ -173,6 +223,65 @@ impl<'a, 'py> Iterator for LentPairs<'a, 'py> {
         let py = self.dict.py();
         // SAFETY: live objects the dict holds, read while it is not changed (`lent_pairs`).
         Some(unsafe { (Borrowed::from_ptr(py, key), Borrowed::from_ptr(py, value)) })
+    }
+}
+
+/// The pairs of a dict, each with references of its own ([`held_pairs`]).
+pub(crate) struct HeldPairs<'a, 'py> {
+    dict: &'a Bound<'py, PyDict>,
+    at: ffi::Py_ssize_t,
+    len: usize,
+    read: usize,
+}
+
+/// `dict`'s pairs in order, each with references of its own, for a walk whose body may run
+/// Python code (see [`lent_pairs`]): a dict whose size changed since the walk began, or
+/// that gives more pairs than it had, is refused as iterating it in Python refuses it
+/// (`RuntimeError`; pyo3's iterator panics).
+pub(crate) fn held_pairs<'a, 'py>(dict: &'a Bound<'py, PyDict>) -> HeldPairs<'a, 'py> {
+    HeldPairs {
+        dict,
+        at: 0,
+        len: dict.len(),
+        read: 0,
+    }
+}
+
+impl<'py> Iterator for HeldPairs<'_, 'py> {
+    type Item = PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.read > self.len {
+            return None; // refused below
+        }
+        let changed = if self.dict.len() != self.len {
+            "dictionary changed size during iteration"
+        } else {
+            let mut key = std::ptr::null_mut();
+            let mut value = std::ptr::null_mut();
+            // SAFETY: `dict` is a live dict; `PyDict_Next` lends its key and value, or
+            // answers 0 at the end.
+            if unsafe { ffi::PyDict_Next(self.dict.as_ptr(), &mut self.at, &mut key, &mut value) }
+                == 0
+            {
+                return None;
+            }
+            self.read += 1;
+            if self.read <= self.len {
+                let py = self.dict.py();
+                // SAFETY: live objects the dict holds, each made a reference of its own
+                // before anything else runs.
+                return Some(Ok(unsafe {
+                    (
+                        Bound::from_borrowed_ptr(py, key),
+                        Bound::from_borrowed_ptr(py, value),
+                    )
+                }));
+            }
+            "dictionary keys changed during iteration"
+        };
+        self.read = self.len + 1;
+        Some(Err(pyo3::exceptions::PyRuntimeError::new_err(changed)))
     }
 }
 

@@ -610,9 +610,12 @@ impl<'py> SpanAccess for PySpan<'_, 'py> {
         let mut key: *mut ffi::PyObject = std::ptr::null_mut();
         let mut value: *mut ffi::PyObject = std::ptr::null_mut();
         // SAFETY: `dict` is a live dict; `PyDict_Next` lends its key and value, which stay
-        // alive while the dict is not changed, and nothing in the loop runs Python code
-        // (the `numbers` lookup of an exact `str` compares strings only). The value kept is
-        // taken as a new reference.
+        // alive while the dict is not changed, and nothing in the loop runs Python code or
+        // makes an object (a collection could run finalizers on one): a key is an exact
+        // `str`, known by address or looked up in `numbers`, whose keys are the table's own
+        // exact `str`s (`str`'s hash and comparison; a slot taken over releases an exact
+        // `str`, which runs nothing); the value kept is taken as a new reference. This walk
+        // is `RuleTable::select`'s hottest loop: it stays on the bare lent walk.
         while unsafe { ffi::PyDict_Next(dict.as_ptr(), &mut at, &mut key, &mut value) } != 0 {
             if unsafe { ffi::PyUnicode_CheckExact(key) } == 0 {
                 present.fill(0);

@@ -323,30 +323,43 @@ impl<'b> Writer<'b> {
     /// refused where `dict` refuses it.
     ///
     /// The dict's pairs are read as it lends them (`pydict::lent_pairs`): the usual pair, a
-    /// key kept in [`KeyHits`] and an exact `str`, is written by `str`'s own C code alone,
-    /// with no reference taken or released. Any other pair (a container or a number, walked
-    /// or converted by code that may run Python's; a key met first, searched by Python) is
-    /// given references of its own first, and a dict whose size then changed is refused,
-    /// as iterating it in Python refuses it.
+    /// key kept in [`KeyHits`] with its patterns and an exact `str` that is UTF-8, is
+    /// written by `str`'s own C code alone, with no reference taken or released. Any other
+    /// pair (a container or a number, walked or converted by code that may run Python's; a
+    /// key met first, searched by Python) is given references of its own first, and a dict
+    /// whose size then changed is refused, as iterating it in Python refuses it.
     fn dict_pieces(&mut self, dict: &Bound<'_, PyDict>, depth: usize, out: &mut Vec<u8>) -> bool {
         let len = dict.len();
-        // SAFETY: a pair is read lent only where its key is kept and its value an exact
-        // `str`: the key is then compared by address, the value read as UTF-8 (or encoded
-        // by `str.encode`), and no Python code runs that could change the dict. Any other
-        // pair is made references of its own before anything else is done with it.
-        for (key, item) in unsafe { pydict::lent_pairs(dict) } {
+        // SAFETY: a pair is read lent only where its key is kept with its patterns and its
+        // value is an exact `str`: the key is then compared by address and its patterns
+        // noted, the value read as UTF-8, and no Python code runs that could change the
+        // dict. A value that is no UTF-8 is known so only once `to_str` has made an
+        // exception, an allocation on which a collection may run finalizers that change the
+        // dict: the pair is then read again, held (`again`). Any other pair is made
+        // references of its own before anything else is done with it.
+        let mut pairs = unsafe { pydict::lent_pairs(dict) };
+        while let Some((key, item)) = pairs.next() {
             let Ok(key) = key.cast_exact::<PyString>() else {
                 return false;
             };
-            let kept = match &self.keys {
-                Some((keys, _)) => keys.holds(&key),
-                None => false,
-            };
-            if kept && item.is_exact_instance_of::<PyString>() {
-                if !self.piece(&key, &item, depth, out) {
-                    return false;
+            if let (true, Ok(text)) = (depth < self.max_depth, item.cast_exact::<PyString>()) {
+                let known = match &mut self.keys {
+                    Some((keys, _)) => keys.known_kept(&key),
+                    None => false,
+                };
+                if known {
+                    if let Ok(text) = text.to_str() {
+                        self.string(text.as_bytes(), depth + 1, out);
+                        continue;
+                    }
+                    let Ok((_, item)) = pairs.again(key.as_ptr()) else {
+                        return false;
+                    };
+                    if !self.json(&item, depth + 1, out) || dict.len() != len {
+                        return false;
+                    }
+                    continue;
                 }
-                continue;
             }
             let (key, item) = (key.to_owned(), item.to_owned());
             if !self.piece(&key, &item, depth, out) || dict.len() != len {
@@ -441,6 +454,18 @@ impl KeyHits {
         }
         match &self.slots[slot] {
             Some((_, Some(hits))) => {
+                self.found.extend_from_slice(hits);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// `known` of a key that is kept with its patterns (compared by address: nothing of it
+    /// is read, no Python code runs); `false`, nothing done, for any other.
+    fn known_kept(&mut self, key: &Bound<'_, PyString>) -> bool {
+        match &self.slots[Self::slot(key)] {
+            Some((kept, Some(hits))) if kept.as_ptr() == key.as_ptr() => {
                 self.found.extend_from_slice(hits);
                 true
             }
