@@ -42,10 +42,10 @@ use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PySlice, PyString, PyTuple, PyType};
+use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyList, PySet, PySlice, PyString, PyTuple};
 
 use crate::pydict::{self, StepFields};
-use crate::slots::{object_new, SlotLayout};
+use crate::slots::ClassSlots;
 use crate::tool_glob;
 
 /// Deepest nesting of lists and dicts `is_placeholder` descends into. Python's recursive
@@ -71,7 +71,11 @@ fn text_is_placeholder(text: &Bound<'_, PyString>) -> bool {
 
 /// Where an `Evidence` holds the slots the core reads (`groups`, `memo`, `trajectory`),
 /// probed on first use: the checks' plans read them some fifteen times a check.
-static EVIDENCE_LAYOUT: PyOnceLock<Option<SlotLayout>> = PyOnceLock::new();
+static EVIDENCE_SLOTS: ClassSlots = ClassSlots::new(
+    "otel_oracles.grade.evidence",
+    "Evidence",
+    &["groups", "memo", "trajectory"],
+);
 const GROUPS: usize = 0;
 const MEMO: usize = 1;
 const TRAJECTORY: usize = 2;
@@ -79,7 +83,18 @@ const TRAJECTORY: usize = 2;
 /// Where an `evidence.Plan` holds its six slots, probed on first use: `lacking_of` reads
 /// four or five of them per contract and trajectory (~3,500 asks a grade of data-2000),
 /// each ~190 instructions by name.
-static PLAN_LAYOUT: PyOnceLock<Option<SlotLayout>> = PyOnceLock::new();
+static PLAN_SLOTS: ClassSlots = ClassSlots::new(
+    "otel_oracles.grade.evidence",
+    "Plan",
+    &[
+        "core",
+        "names",
+        "outcomes",
+        "python",
+        "tool_names",
+        "wordings",
+    ],
+);
 const PLAN_CORE: usize = 0;
 const PLAN_NAMES: usize = 1;
 const PLAN_OUTCOMES: usize = 2;
@@ -87,91 +102,13 @@ const PLAN_PYTHON: usize = 3;
 const PLAN_TOOL_NAMES: usize = 4;
 const PLAN_WORDINGS: usize = 5;
 
-/// `evidence.<name>`, `name` being slot number `slot` of `EVIDENCE_LAYOUT`: read in the
-/// instance's memory for an `Evidence`, by name for any other object.
-#[inline(always)]
-fn evidence_slot<'py>(
-    evidence: &Bound<'py, PyAny>,
-    slot: usize,
-    name: &Bound<'py, PyString>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = evidence.py();
-    let layout = match EVIDENCE_LAYOUT.get(py) {
-        Some(layout) => layout,
-        None => evidence_layout(py)?,
-    };
-    match layout {
-        Some(layout) => layout.get(evidence, slot, name),
-        None => evidence.getattr(name),
-    }
-}
-
-/// `plan.<name>`, `name` being slot number `slot` of `PLAN_LAYOUT`: read in the
-/// instance's memory for a `Plan`, by name for any other object.
-#[inline(always)]
-fn plan_slot<'py>(
-    plan: &Bound<'py, PyAny>,
-    slot: usize,
-    name: &Bound<'py, PyString>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = plan.py();
-    let layout = match PLAN_LAYOUT.get(py) {
-        Some(layout) => layout,
-        None => plan_layout(py)?,
-    };
-    match layout {
-        Some(layout) => layout.get(plan, slot, name),
-        None => plan.getattr(name),
-    }
-}
-
-/// `PLAN_LAYOUT`, probed on the first read.
-#[cold]
-#[inline(never)]
-fn plan_layout(py: Python<'_>) -> PyResult<&'static Option<SlotLayout>> {
-    PLAN_LAYOUT.get_or_try_init(py, || {
-        let cls = py
-            .import("otel_oracles.grade.evidence")?
-            .getattr("Plan")?
-            .cast_into::<PyType>()?;
-        let names = [
-            intern!(py, "core").clone(),
-            intern!(py, "names").clone(),
-            intern!(py, "outcomes").clone(),
-            intern!(py, "python").clone(),
-            intern!(py, "tool_names").clone(),
-            intern!(py, "wordings").clone(),
-        ];
-        SlotLayout::probe(&cls, &names, object_new()?)
-    })
-}
-
 /// `evidence.trajectory.<field>` (a `Trajectory`'s field, read from its `__dict__`).
 fn trajectory_field<'py>(
     evidence: &Bound<'py, PyAny>,
     field: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let name = intern!(evidence.py(), "trajectory");
-    StepFields::new(evidence_slot(evidence, TRAJECTORY, name)?).get(field)
-}
-
-/// `EVIDENCE_LAYOUT`, probed on the first read (grading: the module that defines
-/// `Evidence` is imported by then).
-#[cold]
-#[inline(never)]
-fn evidence_layout(py: Python<'_>) -> PyResult<&'static Option<SlotLayout>> {
-    EVIDENCE_LAYOUT.get_or_try_init(py, || {
-        let cls = py
-            .import("otel_oracles.grade.evidence")?
-            .getattr("Evidence")?
-            .cast_into::<PyType>()?;
-        let names = [
-            intern!(py, "groups").clone(),
-            intern!(py, "memo").clone(),
-            intern!(py, "trajectory").clone(),
-        ];
-        SlotLayout::probe(&cls, &names, object_new()?)
-    })
+    StepFields::new(EVIDENCE_SLOTS.get(evidence, TRAJECTORY, name)?).get(field)
 }
 
 /// The evidence's memo (`Evidence.memo`): every answer kept for the trajectory, the
@@ -179,7 +116,9 @@ fn evidence_layout(py: Python<'_>) -> PyResult<&'static Option<SlotLayout>> {
 /// plans' tables. The one place the core reads it.
 fn memo_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
     let name = intern!(evidence.py(), "memo");
-    Ok(evidence_slot(evidence, MEMO, name)?.cast_into::<PyDict>()?)
+    Ok(EVIDENCE_SLOTS
+        .get(evidence, MEMO, name)?
+        .cast_into::<PyDict>()?)
 }
 
 /// `evidence.memoized`'s answer under `key`, made by `make` on the first ask and kept in
@@ -247,7 +186,9 @@ pub(crate) fn final_output<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<
 /// The trajectory's step view (`evidence.groups`, a plain attribute: no Python frame).
 pub(crate) fn view_of<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, StepView>> {
     let name = intern!(evidence.py(), "groups");
-    Ok(evidence_slot(evidence, GROUPS, name)?.cast_into::<StepView>()?)
+    Ok(EVIDENCE_SLOTS
+        .get(evidence, GROUPS, name)?
+        .cast_into::<StepView>()?)
 }
 
 /// Every tool call of the trajectory, in step order (`groups.calls`, the step view's own
@@ -327,18 +268,22 @@ pub(crate) fn lacking_of<'py>(
     if let Some(found) = memo.get_item(plan)? {
         return Ok(found.cast_into::<PyTuple>()?);
     }
-    let names = || plan_slot(plan, PLAN_NAMES, intern!(py, "names"));
+    let names = || PLAN_SLOTS.get(plan, PLAN_NAMES, intern!(py, "names"));
     let mut found: Vec<(usize, Bound<'py, PyAny>, Bound<'py, PyAny>)> = Vec::new();
-    let core = plan_slot(plan, PLAN_CORE, intern!(py, "core"))?;
+    let core = PLAN_SLOTS.get(plan, PLAN_CORE, intern!(py, "core"))?;
     if !core.is_none() {
         let core = core.cast_into::<EvidencePlan>()?;
         let view = view_of(evidence)?;
-        let answering = if plan_slot(plan, PLAN_OUTCOMES, intern!(py, "outcomes"))?.is_truthy()? {
+        let answering = if PLAN_SLOTS
+            .get(plan, PLAN_OUTCOMES, intern!(py, "outcomes"))?
+            .is_truthy()?
+        {
             Some(answering(evidence)?.cast_into::<PyFrozenSet>()?)
         } else {
             None
         };
-        let fragmented = plan_slot(plan, PLAN_TOOL_NAMES, intern!(py, "tool_names"))?
+        let fragmented = PLAN_SLOTS
+            .get(plan, PLAN_TOOL_NAMES, intern!(py, "tool_names"))?
             .is_truthy()?
             && view.get().nameless.bind(py).is_empty()
             && !fact(
@@ -352,7 +297,7 @@ pub(crate) fn lacking_of<'py>(
             .get()
             .lacks(view.get(), &steps, answering.as_ref(), fragmented)?;
         if !lacks.is_empty() {
-            let wordings = plan_slot(plan, PLAN_WORDINGS, intern!(py, "wordings"))?;
+            let wordings = PLAN_SLOTS.get(plan, PLAN_WORDINGS, intern!(py, "wordings"))?;
             let names = names()?;
             for (pos, read, gaps) in lacks {
                 let message = wordings.get_item(pos)?.call1((evidence, read, gaps))?;
@@ -362,7 +307,7 @@ pub(crate) fn lacking_of<'py>(
             }
         }
     }
-    let python = plan_slot(plan, PLAN_PYTHON, intern!(py, "python"))?;
+    let python = PLAN_SLOTS.get(plan, PLAN_PYTHON, intern!(py, "python"))?;
     if python.is_truthy()? {
         let core_found = !found.is_empty();
         for item in python.try_iter()? {

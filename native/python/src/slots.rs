@@ -23,6 +23,7 @@ use std::ops::Deref;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::type_object::PyTypeCheck;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 use pyo3::Borrowed;
@@ -145,6 +146,70 @@ fn by_name<'py>(
     name: &Bound<'py, PyString>,
 ) -> PyResult<Bound<'py, PyAny>> {
     object.getattr(name)
+}
+
+/// A class's `SlotLayout`, probed on the first read: the class `class` of module `module`
+/// and its slots `names`, in the order of the slot numbers readers pass to `get`. One
+/// `static` per class replaces a layout cell, a reader and a cold probe written for each.
+pub(crate) struct ClassSlots {
+    cell: PyOnceLock<Option<SlotLayout>>,
+    module: &'static str,
+    class: &'static str,
+    names: &'static [&'static str],
+}
+
+impl ClassSlots {
+    pub(crate) const fn new(
+        module: &'static str,
+        class: &'static str,
+        names: &'static [&'static str],
+    ) -> Self {
+        Self {
+            cell: PyOnceLock::new(),
+            module,
+            class,
+            names,
+        }
+    }
+
+    /// `object.<name>`, `name` being slot number `slot` (`names[slot]`): read in the
+    /// instance's memory for an instance of the class, by name for any other object.
+    #[inline(always)]
+    pub(crate) fn get<'py>(
+        &'static self,
+        object: &Bound<'py, PyAny>,
+        slot: usize,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        debug_assert_eq!(name.to_str().ok(), Some(self.names[slot]));
+        let layout = match self.cell.get(object.py()) {
+            Some(layout) => layout,
+            None => self.probe(object.py())?,
+        };
+        match layout {
+            Some(layout) => layout.get(object, slot, name),
+            None => object.getattr(name),
+        }
+    }
+
+    /// The layout, probed on the first read (grading: the class's module is imported by
+    /// then).
+    #[cold]
+    #[inline(never)]
+    fn probe(&'static self, py: Python<'_>) -> PyResult<&'static Option<SlotLayout>> {
+        self.cell.get_or_try_init(py, || {
+            let cls = py
+                .import(self.module)?
+                .getattr(self.class)?
+                .cast_into::<PyType>()?;
+            let names: Vec<_> = self
+                .names
+                .iter()
+                .map(|name| PyString::intern(py, name))
+                .collect();
+            SlotLayout::probe(&cls, &names, object_new()?)
+        })
+    }
 }
 
 impl SlotLayout {
