@@ -2,7 +2,6 @@
 //! stable toolchain without cargo-fuzz or libFuzzer (what CI can afford on a fresh machine).
 
 use std::fs;
-use std::path::Path;
 
 use arbitrary::Arbitrary;
 use otel_oracles_core::model::{Batch, Span};
@@ -23,7 +22,11 @@ const TARGETS: [&str; 7] = [
 /// target's checks again.
 #[test]
 fn saved_findings_replay_clean() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
+    // The manifest directory of the running test (cargo sets it), not the compiled-in one: a
+    // cached build is reused after the checkout moves.
+    let manifest = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), std::path::PathBuf::from);
+    let root = manifest.join("regressions");
     for target in TARGETS {
         let Ok(entries) = fs::read_dir(root.join(target)) else {
             continue;
