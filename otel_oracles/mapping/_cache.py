@@ -52,11 +52,11 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import pydantic
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import ValidationError
 
 from otel_oracles import safe_regex
 from otel_oracles._cache_dir import (
@@ -69,8 +69,11 @@ from otel_oracles._cache_dir import (
 )
 from otel_oracles._cache_dir import sha256 as _sha256
 from otel_oracles._frozen import Frozen, set_field
-from otel_oracles.mapping import config as _schema
-from otel_oracles.mapping.config import CHECKED, ConventionFile
+
+if TYPE_CHECKING:
+    # The schema's models: a warm start never reads a file's entry and does not import them
+    # (``_entry``, ``mapping/__init__``).
+    from otel_oracles.mapping.config import ConventionFile
 
 __all__ = ["CACHE_DIR_ENV", "CACHE_ROOT_ENV", "ConventionCache", "default_dir"]
 
@@ -136,20 +139,6 @@ class KeptSet(Frozen):
         set_field(self, "stood", stood)
 
 
-_WRITTEN_CHECKED = {CHECKED: True}
-"""An entry passed every check when it was written, under the schema and engine in its key."""
-
-
-class _Entry(BaseModel):
-    """A cache entry as written. Built when first used (as the files' models are): a warm
-    start keys the entries by their bytes and validates none."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
-
-    key: str
-    file: ConventionFile
-
-
 class ConventionCache:
     """Validated mapping files in ``directory``, one entry per source path."""
 
@@ -166,9 +155,11 @@ class ConventionCache:
         ``inputs``)."""
         if self._salt is None:
             self._salt_read = time.time_ns()
-            schema = Path(_schema.__file__).read_bytes()
+            from otel_oracles.mapping import config as schema
+
+            source = Path(schema.__file__).read_bytes()
             versions = (pydantic.VERSION.encode(), safe_regex.ENGINE_VERSION.encode())
-            self._salt = _sha256(_sha256(b"\0".join((FORMAT, *versions, schema))).digest())
+            self._salt = _sha256(_sha256(b"\0".join((FORMAT, *versions, source))).digest())
         return self._salt
 
     @classmethod
@@ -188,7 +179,7 @@ class ConventionCache:
     def _path(self, source: str) -> Path:
         return self.dir / (_sha256(source.encode()).hexdigest()[:32] + ".json")
 
-    def get(self, key: str, source: str) -> tuple[ConventionFile, str] | None:
+    def get(self, key: str, source: str) -> "tuple[ConventionFile, str] | None":
         """The file validated again from its entry (types and keys; ``config.CHECKED``) and
         the entry's digest, or ``None`` when there is no usable one."""
         found = self.entry(source)
@@ -202,18 +193,20 @@ class ConventionCache:
         start whose set is kept never validates it: ``load_conventions``), or ``None``."""
         return read_digested(self._path(source))
 
-    def file_of(self, body: bytes, key: str, source: str) -> ConventionFile | None:
+    def file_of(self, body: bytes, key: str, source: str) -> "ConventionFile | None":
         """The file of an entry's ``body`` validated again (types and keys), or ``None``
         when it is not the entry of this very file (``key``, ``source``)."""
+        from otel_oracles.mapping._entry import WRITTEN_CHECKED, Entry
+
         try:
-            entry = _Entry.model_validate_json(body, context=_WRITTEN_CHECKED)
+            entry = Entry.model_validate_json(body, context=WRITTEN_CHECKED)
         except (ValidationError, ValueError):
             return None
         if entry.key != key or entry.file.source != source:
             return None
         return entry.file
 
-    def put(self, key: str, conv: ConventionFile) -> str | None:
+    def put(self, key: str, conv: "ConventionFile") -> str | None:
         """Keep ``conv`` under ``key`` when it survives the round trip; any failure to write
         is ignored (the next run reads the YAML again). The entry's digest, ``None`` when
         ``conv`` is not kept. Values equal to their defaults are left out, as a YAML file
@@ -221,9 +214,11 @@ class ConventionCache:
         only on a value that is there (with every default written out, each condition's
         three pattern checks ran on ``None``), which made validating an entry a third
         cheaper (docs/performance-history.md, "Start-up: smaller conventions entries")."""
-        body = _Entry(key=key, file=conv).model_dump_json(exclude_defaults=True).encode()
+        from otel_oracles.mapping._entry import Entry
+
+        body = Entry(key=key, file=conv).model_dump_json(exclude_defaults=True).encode()
         try:
-            if _Entry.model_validate_json(body).file != conv:
+            if Entry.model_validate_json(body).file != conv:
                 return None
         except (ValidationError, ValueError):
             return None
@@ -258,7 +253,7 @@ class ConventionCache:
         the very bytes its key would hash: a warm start then computes no key (hashing the
         files and the code was ~15 M instructions of every start). Raises ``OSError`` when
         the code cannot be looked at (as ``set_key`` would)."""
-        here = Path(_schema.__file__).parent
+        here = Path(__file__).parent  # beside this module: ``config.py`` and ``COMPILER``
         code = [_status(os.stat(here / name)) for name in ("config.py", *COMPILER)]
         return [_VERSIONS, code, [_status(info) for info in stats]]
 
@@ -266,7 +261,7 @@ class ConventionCache:
         """The key of the set read from the files of ``keys`` (each one's ``key``), in load
         order."""
         digest = self._salted.copy()
-        here = Path(_schema.__file__).parent
+        here = Path(__file__).parent  # beside this module: ``COMPILER``
         digest.update(SET_FORMAT)
         for name in COMPILER:
             code = (here / name).read_bytes()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_oracles import safe_regex
 from otel_oracles._lazy_log import LazyLogger
@@ -40,10 +40,14 @@ from otel_oracles.mapping._tool_results import (
     tool_result_facts,
     tool_result_rules,
 )
-from otel_oracles.mapping.config import SPAN_KINDS, Condition, ConventionFile, Match, Rule, Source
 from otel_oracles.mapping.parsers._registry import ParserChain, ParserRegistry
 from otel_oracles.mapping.parsers.scalars import parse_int, parse_string
 from otel_oracles.model.span import SpanRecord, StatusCode, Trace
+
+if TYPE_CHECKING:
+    # The schema's models: a warm start builds its set from the kept blueprint and never
+    # imports them (``mapping/__init__``).
+    from otel_oracles.mapping.config import Condition, ConventionFile, Match, Rule, Source
 
 log = LazyLogger(__name__)
 
@@ -407,6 +411,8 @@ def table_data(
     lookaheads) it answers every text itself; for the others it answers "no match" when a
     text lacks a literal every match needs, and calls ``search`` for the rest, once per
     distinct text (remembered). See docs/architecture.md, "Regex conditions in the core"."""
+    from otel_oracles.mapping.config import SPAN_KINDS
+
     keys: dict[str, int] = {}
     patterns: dict[str, int] = {}
     host_lists: list[list[Any]] = []

@@ -5,16 +5,20 @@ import time
 from collections.abc import Callable, Sequence
 from importlib.machinery import SourceFileLoader, SourcelessFileLoader
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import ValidationError
 
 from otel_oracles.config_bytes import ConfigTooLarge, read_config_file
 from otel_oracles.errors import ConventionError
 from otel_oracles.mapping._cache import ConventionCache, settled
-from otel_oracles.mapping.config import ConventionFile, Rule
 from otel_oracles.mapping.parsers import ParserRegistry, load_parsers
 from otel_oracles.model.contract import describe_validation_error
+
+if TYPE_CHECKING:
+    # The schema's models: a warm start reads the compiled set from the cache and never
+    # imports them (``mapping/__init__``).
+    from otel_oracles.mapping.config import ConventionFile, Rule
 
 
 class ToolKinds(NamedTuple):
@@ -29,7 +33,7 @@ SUFFIXES: tuple[str, ...] = (".yaml", ".yml")
 """libyaml's safe loader when PyYAML was built with it: 10x faster than the pure-Python one."""
 
 
-def parser_problems(conv: ConventionFile, parsers: ParserRegistry) -> list[str]:
+def parser_problems(conv: "ConventionFile", parsers: ParserRegistry) -> list[str]:
     """One message per ``parse:`` name that ``parsers`` cannot supply, located by key path
     (``rules[0].fields.tool[0].parse: unknown parser 'jsn' (did you mean 'json'?); ...``)."""
     problems = []
@@ -61,7 +65,7 @@ class ConventionSet:
 
     __slots__ = ("_compiled", "_files", "_read_files", "_rules", "parsers")
 
-    def __init__(self, files: Sequence[ConventionFile], parsers: ParserRegistry | None = None):
+    def __init__(self, files: "Sequence[ConventionFile]", parsers: ParserRegistry | None = None):
         self.parsers = load_parsers() if parsers is None else parsers
         """What ``parse:`` names mean: built-ins plus the plug-ins installed at load time."""
         self._files: list[ConventionFile] | None = list(files)
@@ -73,7 +77,7 @@ class ConventionSet:
 
     @classmethod
     def _kept(
-        cls, files: Callable[[], list[ConventionFile]], parsers: ParserRegistry, compiled: Any
+        cls, files: "Callable[[], list[ConventionFile]]", parsers: ParserRegistry, compiled: Any
     ) -> "ConventionSet":
         """A set built from its compiled form (``_compile.CompiledSet``), its files read by
         ``files`` when first asked for. Its checks passed when the compiled set was kept;
@@ -87,7 +91,7 @@ class ConventionSet:
         return kept
 
     @property
-    def files(self) -> list[ConventionFile]:
+    def files(self) -> "list[ConventionFile]":
         """The files, highest priority first (read on first use for a kept set)."""
         if self._files is None:
             assert self._read_files is not None
@@ -120,10 +124,10 @@ class ConventionSet:
                         conv.source,
                     )
 
-    def file(self, name: str) -> ConventionFile | None:
+    def file(self, name: str) -> "ConventionFile | None":
         return next((f for f in self.files if f.name == name), None)
 
-    def rule(self, ref: str) -> Rule | None:
+    def rule(self, ref: str) -> "Rule | None":
         """``file/rule`` -> the rule, or None (the first file of that name, as ``file``).
         Looked up in an index made on first use: loading and compiling the set resolve
         each ``extends`` (226 in the bundled files) several times, and a scan of every
@@ -197,7 +201,7 @@ def builtin_dir() -> Path:
 
 def load_convention_file(
     path: Path, parsers: ParserRegistry | None = None, cache: ConventionCache | None = None
-) -> ConventionFile:
+) -> "ConventionFile":
     """Read and validate one mapping file; errors name the file and the key path. ``parse:``
     names are checked against ``parsers`` (default: built-ins plus installed plug-ins). With
     a ``cache``, the validated file is taken from it when it holds this very file, and kept
@@ -251,7 +255,7 @@ def _read(path: Path, cache: ConventionCache) -> _Read:
 
 def _validated(
     read: _Read, cache: ConventionCache, recorded: str | None = None
-) -> tuple[ConventionFile, str | None]:
+) -> "tuple[ConventionFile, str | None]":
     """The file validated from its entry when that is this very file's (and, with
     ``recorded``, the entry of that digest: the one a kept set was compiled from), else
     from its YAML (then kept): with the digest of the entry it is in (``None`` when it is
@@ -267,17 +271,18 @@ def _validated(
     return conv, cache.put(read.key, conv)
 
 
-def _check_parsers(conv: ConventionFile, parsers: ParserRegistry) -> None:
+def _check_parsers(conv: "ConventionFile", parsers: ParserRegistry) -> None:
     problems = parser_problems(conv, parsers)
     if problems:
         raise ConventionError("; ".join(problems), conv.source)
 
 
-def _parse_convention_file(path: Path, raw: bytes) -> ConventionFile:
+def _parse_convention_file(path: Path, raw: bytes) -> "ConventionFile":
     # YAML only now: a start whose files all come from the cache does not import it.
     import yaml
 
     from otel_oracles.config_yaml import load_yaml
+    from otel_oracles.mapping.config import ConventionFile
 
     source = str(path)
     try:
@@ -381,7 +386,7 @@ def load_conventions(
     return result
 
 
-def _parse_names(conv: ConventionFile) -> set[str]:
+def _parse_names(conv: "ConventionFile") -> set[str]:
     """Every ``parse:`` name ``conv``'s sources use."""
     return {
         name
@@ -431,7 +436,7 @@ def _kept_set(
         key = cache.set_key([read.key for read in reads])
         cache.put_set(key, sources, kept, parse_names, digests, inputs, stated)
 
-    def files() -> list[ConventionFile]:
+    def files() -> "list[ConventionFile]":
         return [_validated(read, cache, digest)[0] for read, digest in order]
 
     return ConventionSet._kept(files, parsers, compiled)

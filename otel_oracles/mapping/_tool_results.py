@@ -13,15 +13,17 @@ span-made or synthesized, so one rule covers every framework.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from otel_oracles import safe_regex
 from otel_oracles._frozen import Frozen, set_field
 from otel_oracles._native import RESULT_PATTERN_WINDOW, ResultRules
 from otel_oracles._native import structured as structured
 from otel_oracles._native import unwrap_block as unwrap_block
-from otel_oracles.mapping.config import ConventionFile
 from otel_oracles.mapping.parsers.scalars import parse_json, parse_json_or_text, parse_string
+
+if TYPE_CHECKING:
+    from otel_oracles.mapping.config import ConventionFile
 
 # The result rules are the compiled core's (native/python/src/results.rs), one call per tool
 # result (``ToolResultRules.judge``), with the two readings of a result they rest on:

@@ -26,7 +26,7 @@ from pydantic import (
 )
 
 from otel_oracles import safe_regex
-from otel_oracles.model.defaults import new_dict, new_list
+from otel_oracles.model.defaults import DEFAULT_PLACEHOLDERS, new_dict, new_list
 
 StepName = Literal[
     "tool_call", "generation", "agent", "handoff", "retrieval", "other", "none"
@@ -65,7 +65,6 @@ the model (``Step.tools_offered``), read by the ``tool_names`` / ``request_tool_
 parsers; a source whose attribute is written only when tools were offered leaves it unset
 for a call that offered none (absence says nothing)."""
 
-DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("__REDACTED__", "[REDACTED]", "<redacted>", "<elided>", "")
 DEFAULT_TOOL_CALL_FINISH_REASONS: tuple[str, ...] = (
     "tool_calls", "tool_call", "tool-calls", "tool_use", "function_call", "function_calls",
 )  # fmt: skip

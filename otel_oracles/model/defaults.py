@@ -23,3 +23,10 @@ def new_list() -> list[Any]:
 def new_dict() -> dict[Any, Any]:
     """A new empty dict (a field's default)."""
     return {}
+
+
+DEFAULT_PLACEHOLDERS: tuple[str, ...] = ("__REDACTED__", "[REDACTED]", "<redacted>", "<elided>", "")
+"""The texts instrumentations write in place of content they were told not to capture: a
+conventions file's default ``redaction_placeholders`` (``mapping.config``). Here, not in the
+schema's module, because the ``otel_genai`` parsers test content against it and are imported
+at every start, which the schema's models are not (``mapping/__init__``)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import signal
 from typing import NamedTuple
 
 from otel_oracles.grade.completeness import TRACE_COMPLETE
@@ -140,6 +139,10 @@ def how_it_ended(exitcode: int | None) -> str:
     """A process's end in words: ``killed by SIGKILL`` for a negative ``exitcode`` (the
     signal, as ``multiprocessing`` reports it), else ``exit code N``."""
     if exitcode is not None and exitcode < 0:
+        # Imported here: only a crashed worker needs it, and ``signal`` makes its three
+        # enums (~5 M instructions) at import, at every start of ``grade``.
+        import signal
+
         try:
             return f"killed by {signal.Signals(-exitcode).name}"
         except ValueError:

@@ -295,6 +295,33 @@ def test_a_warm_grade_imports_no_yaml(tmp_path: Path, monkeypatch: pytest.Monkey
     )
 
 
+def test_a_warm_grade_imports_no_schema_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A warm start builds the compiled conventions from the cache's blueprint and reads no
+    file's entry, so it does not import the mapping files' schema (``mapping.config``: its
+    ten models made at import, ~20 M instructions, even with their schemas deferred) nor the
+    cache entry's model; nor ``signal`` (its enums), which only a crashed worker's message
+    needs, nor ``shlex``, which only a command the plain split cannot read needs
+    (docs/performance-history.md, "Start-up: the schema's models imported when asked for").
+    ``otel_oracles.mapping`` still offers the schema's models by name."""
+    monkeypatch.setenv("OTEL_ORACLES_CONVENTIONS_CACHE", str(tmp_path / "cache"))
+    args = ("grade", str(TRACE), "-c", str(REPO / "bench" / "contracts"), "-q")
+    cold_code, cold = loaded_by(*args)
+    warm_code, warm = loaded_by(*args)
+    assert cold_code == warm_code == 1
+    # the guard is not vacuous: a cold start validates the files with the schema
+    assert {"otel_oracles.mapping.config", "otel_oracles.mapping._entry"} <= cold
+    unneeded = ("otel_oracles.mapping.config", "otel_oracles.mapping._entry", "signal", "shlex")
+    assert under(warm, *unneeded) == []
+
+    import otel_oracles.mapping as mapping
+    from otel_oracles.mapping import config
+
+    for name in ("Condition", "ConventionFile", "Covers", "Match", "Rule", "Source"):
+        assert getattr(mapping, name) is getattr(config, name)
+
+
 ANNOTATIONS_PROBE = """
 import builtins, json, sys
 compiled = []
@@ -343,8 +370,9 @@ def test_grade_parses_no_field_annotation_from_text() -> None:
     for module, source in compiled:
         by_module.setdefault(module, []).append(source)
     # Condition's nested matches name Match, defined after it (parsed when the class is
-    # made and again when the module's end rebuilds it).
-    assert set(by_module.pop("otel_oracles.mapping.config", [])) == {"Match | None"}
+    # made and again when the module's end rebuilds it); only a cold start imports the
+    # schema's module (``test_a_warm_grade_imports_no_schema_module``).
+    assert set(by_module.pop("otel_oracles.mapping.config", [])) <= {"Match | None"}
     # Before, ~330 (each model's and record's fields, and OracleParams' ClassVar for each
     # oracle's params); a few are left that are not the project's fields.
     assert sum(map(len, by_module.values())) <= 5, by_module

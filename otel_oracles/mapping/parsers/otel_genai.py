@@ -9,7 +9,6 @@ from typing import Any
 
 from otel_oracles._native import parse_genai_messages as parse_genai_messages
 from otel_oracles._native import parse_streamed_partials as parse_streamed_partials
-from otel_oracles.mapping.config import DEFAULT_PLACEHOLDERS
 from otel_oracles.mapping.parsers._registry import Parser
 from otel_oracles.mapping.parsers.messages import (
     Message,
@@ -20,6 +19,7 @@ from otel_oracles.mapping.parsers.providers import openai_message
 from otel_oracles.mapping.parsers.scalars import (
     parse_json,
 )
+from otel_oracles.model.defaults import DEFAULT_PLACEHOLDERS
 from otel_oracles.model.span import EventRecord
 
 # ``genai_messages`` (``gen_ai.input.messages`` / ``gen_ai.output.messages``: a JSON string,
