@@ -46,6 +46,9 @@ pub(crate) struct RecordTypes {
     log: SlotClass,
     pub(crate) empty: Py<PyAny>,
     pub(crate) no_items: Py<PyAny>,
+    /// The empty string: a span's status message and a root's parent id, nearly always
+    /// empty, are this one object rather than a call into CPython's string maker each.
+    no_text: Py<PyString>,
 }
 
 /// The fields of `SpanRecord`, `EventRecord`, `LinkRecord` and `LogRecord` in declared order
@@ -131,6 +134,7 @@ pub(crate) fn record_types(py: Python<'_>) -> PyResult<&RecordTypes> {
             log: class("LogRecord", &LOG_FIELDS)?,
             empty: get("EMPTY")?,
             no_items: get("NO_ITEMS")?,
+            no_text: PyString::new(py, "").unbind(),
         })
     })
 }
@@ -451,8 +455,41 @@ struct KeyTemplate {
 struct HeldSlot {
     /// What the template's dict holds for this key.
     held: Held,
-    /// The value at this place last time it was not `held` (`Held::Other` at first).
-    last: Held,
+    /// The value at this place last time it was not `held` (`Seen::Nothing` at first).
+    last: Seen,
+}
+
+/// A value that may be held, as `KeyTemplate::learn` remembers it: by a fingerprint that
+/// holds no reference (a string by its text's address and length), where a `Held` cost an
+/// `Arc` clone and the release of the one before at every value not held. Two values with
+/// the same fingerprint are taken for equal only to decide that the template holds the
+/// value just put in (`Held::of` of that value): a wrong guess (a text freed and another
+/// made at its address) costs one more set into the template, never a wrong record, and
+/// an equal text from another body (another address) is learnt one list later.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// No value that may be held (`Held::Other`), or none met yet: equal to no value.
+    Nothing,
+    Empty,
+    Str(usize, usize),
+    Int(i64),
+    Double(u64),
+    Bool(bool),
+}
+
+impl Seen {
+    fn of(value: &AnyValue) -> Self {
+        match value {
+            AnyValue::Empty => Seen::Empty,
+            AnyValue::Str(s) if s.len() <= VALUE_MAX_BYTES => {
+                Seen::Str(s.as_ptr() as usize, s.len())
+            }
+            AnyValue::Int(i) => Seen::Int(*i),
+            AnyValue::Double(d) => Seen::Double(d.to_bits()),
+            AnyValue::Bool(b) => Seen::Bool(*b),
+            _ => Seen::Nothing,
+        }
+    }
 }
 
 /// A value a template's dict may hold for a key, as the decoder gave it: small immutable
@@ -486,26 +523,25 @@ impl Held {
 
     /// Whether `value` makes the Python value this holds (equal, of the same type): never
     /// for `Other`. A string is compared by its address first: the decoder shares one text
-    /// per short value within a body.
-    fn is(&self, value: &AnyValue) -> bool {
+    /// per short value within a body. One found equal by its content (held from another
+    /// body: a template found by its keys' content) is replaced by `value`'s text, so that
+    /// the next lists of this body match it by address.
+    fn is(&mut self, value: &AnyValue) -> bool {
         match (self, value) {
             (Held::Empty, AnyValue::Empty) => true,
-            (Held::Str(held), AnyValue::Str(s)) => Text::ptr_eq(held, s) || **held == **s,
+            (Held::Str(held), AnyValue::Str(s)) => {
+                if Text::ptr_eq(held, s) {
+                    return true;
+                }
+                let equal = **held == **s;
+                if equal {
+                    *held = s.clone();
+                }
+                equal
+            }
             (Held::Int(held), AnyValue::Int(i)) => held == i,
             (Held::Double(held), AnyValue::Double(d)) => *held == d.to_bits(),
             (Held::Bool(held), AnyValue::Bool(b)) => held == b,
-            _ => false,
-        }
-    }
-
-    /// Whether both are the same value that may be held.
-    fn same(&self, other: &Held) -> bool {
-        match (self, other) {
-            (Held::Empty, Held::Empty) => true,
-            (Held::Str(a), Held::Str(b)) => Text::ptr_eq(a, b) || **a == **b,
-            (Held::Int(a), Held::Int(b)) => a == b,
-            (Held::Double(a), Held::Double(b)) => a == b,
-            (Held::Bool(a), Held::Bool(b)) => a == b,
             _ => false,
         }
     }
@@ -535,7 +571,7 @@ impl KeyTemplate {
                 .iter()
                 .map(|slot| HeldSlot {
                     held: slot.held.clone(),
-                    last: slot.last.clone(),
+                    last: slot.last,
                 })
                 .collect(),
         })
@@ -552,14 +588,14 @@ impl KeyTemplate {
         value: &AnyValue,
         object: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let seen = Held::of(value);
-        if matches!(seen, Held::Other) {
+        let seen = Seen::of(value);
+        if seen == Seen::Nothing {
             return Ok(());
         }
         let slot = &mut self.held[at];
-        if slot.last.same(&seen) {
+        if slot.last == seen {
             set_item(self.dict.bind(py), self.names[at].bind(py), object)?;
-            slot.held = seen;
+            slot.held = Held::of(value);
         } else {
             slot.last = seen;
         }
@@ -817,7 +853,7 @@ impl<'py> Builder<'py> {
         let (scope_name, scope_version) = self.scope(&span.scope);
         let parent = match &span.parent_span_id {
             Some(id) => self.span_id(id),
-            None => PyString::new(py, ""),
+            None => self.types.no_text.bind(py).clone(),
         };
         let trace_id = self.trace_id(&span.trace_id);
         let args: [Bound<'py, PyAny>; 19] = [
@@ -829,7 +865,12 @@ impl<'py> Builder<'py> {
             span.start_ns.into_pyobject(py)?.into_any(),
             span.end_ns.into_pyobject(py)?.into_any(),
             span.status_code.into_pyobject(py)?.into_any(),
-            PyString::new(py, &span.status_message).into_any(),
+            if span.status_message.is_empty() {
+                self.types.no_text.bind(py).clone()
+            } else {
+                PyString::new(py, &span.status_message)
+            }
+            .into_any(),
             self.attributes(&span.attributes)?,
             self.events(&span.events)?,
             self.links(&span.links)?,
@@ -1065,7 +1106,7 @@ impl<'py> Builder<'py> {
             names.push(name.unbind());
             held.push(HeldSlot {
                 held: value,
-                last: Held::Other,
+                last: Seen::Nothing,
             });
         }
         if dict.len() != attributes.len() {
