@@ -17,7 +17,7 @@ if [ "${1:-}" = "--debug" ]; then
     profile=debug
     args=()
 fi
-cargo build "${args[@]}" --manifest-path native/python/Cargo.toml --features extension-module
+cargo build "${args[@]}" --manifest-path native/python/Cargo.toml --features extension-module,mimalloc
 built="$CARGO_TARGET_DIR/$profile/lib_native.so"
 [ -f "$built" ] || built="$CARGO_TARGET_DIR/$profile/lib_native.dylib"
 cp "$built" otel_oracles/_native.abi3.so.new

@@ -6,6 +6,16 @@
 
 use pyo3::prelude::*;
 
+/// The Rust side's heap (the decoded model, parsers' scratch, the joiner's window, report
+/// text; CPython's own objects keep `pymalloc` and the platform `malloc`) comes from
+/// mimalloc, the allocator pydantic-core's module uses too: its per-size free lists serve the
+/// core's many small short-lived blocks in a few instructions where glibc's `malloc`/`free`
+/// took ~5% of a grade. On in every build of the module (the `mimalloc` feature,
+/// pyproject.toml and tools/build_native.sh); off for the workspace's checks.
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod assemble_offline;
 mod batch;
 mod check_plans;
