@@ -492,3 +492,48 @@ def test_build_steps_copies_only_what_something_besides_the_draft_holds() -> Non
     part["q"] = "changed"
     attributes["mcp_tool"] = "changed"
     assert copied.arguments == {"q": "otel"} and copied.attributes == {"mcp_tool": "search"}
+
+
+def test_steps_of_one_shape_take_a_held_value_only_where_their_own_is_equal() -> None:
+    """A shape's template holds the short immutable objects its steps repeat (an agent, a
+    model, a token count: ``step.rs``, ``Shape``), and a step whose value is the object held
+    is not given it again. A step lacking such a value, or with another (an equal one
+    included), still has exactly its own, whichever way its fields are read; lists are
+    never shared between steps."""
+    rule = next(iter(load_conventions().compiled().rules))
+
+    def generation(**fields: Any) -> Any:
+        draft = _mapper.Draft(kind="generation", span=_span({}), rule=rule, status="ok")
+        draft.fields.update(fields)
+        return draft
+
+    def repeated(**changed: Any) -> dict[str, Any]:
+        fields = {"agent_name": "planner", "model": "m-1", "input_tokens": 12}
+        return {**fields, "finish_reasons": ["stop"], **changed}
+
+    drafts = [generation(**repeated()) for _ in range(4)]
+    drafts += [
+        generation(model="m-1"),
+        # An equal name that is another object (its own is kept), an int of many digits.
+        generation(**repeated(agent_name="".join(["plan", "ner"]), input_tokens=10**30)),
+        generation(**repeated(agent_name="writer", input_tokens=13)),
+        # A field name that is not the reader's own object: the fields read by value.
+        generation(**{"".join(["agent", "_name"]): "planner"}),
+        generation(**repeated()),
+    ]
+    steps = _mapper._STEPS.build_steps(drafts, "t" * 32, {})
+    read = [(s.agent_name, s.model, s.input_tokens, s.finish_reasons) for s in steps]
+    assert read == [("planner", "m-1", 12, ["stop"])] * 4 + [
+        (None, "m-1", None, None),
+        ("planner", "m-1", 10**30, ["stop"]),
+        ("writer", "m-1", 13, ["stop"]),
+        ("planner", None, None, None),
+        ("planner", "m-1", 12, ["stop"]),
+    ]
+    for step, draft in zip(steps, drafts, strict=True):
+        assert all(getattr(step, name) is value for name, value in draft.fields.items())
+        assert step == Step(**{**vars(step), "source": step.source})
+    lists = [s.finish_reasons for s in steps if s.finish_reasons is not None]
+    assert len({id(reasons) for reasons in lists}) == len(lists) == 7
+    steps[0].finish_reasons.append("length")
+    assert steps[1].finish_reasons == ["stop"]

@@ -57,8 +57,9 @@ pub struct StepBuilder {
     /// `Step`'s fields with their defaults, in declared order (`Record._template`; the one
     /// default factory, `attributes`, is always given here).
     template: Py<PyDict>,
-    /// `template` with a kind, status and convention set, per shape (`shape`).
-    shapes: Mutex<Vec<([usize; 3], Py<PyDict>)>>,
+    /// The template of each step shape (kind, status, convention) met, by the three
+    /// objects' addresses (`take_shape`); a shape being filled is out of its slot.
+    shapes: Mutex<Vec<ShapeSlot>>,
     /// Tool call kinds remembered per exact names, rule and `tool_kinds` (`tool_kind`).
     tools_seen: Mutex<Vec<Option<ToolSeen>>>,
     /// Draft field name -> the exact type its value must have, or `None` for any value.
@@ -84,6 +85,10 @@ pub struct StepBuilder {
     content_keys: Vec<Py<PyString>>,
     command_keys: Vec<Py<PyString>>,
 }
+
+/// A remembered step shape: the addresses of its kind, status and convention (which its
+/// template holds), and the shape, `None` while a step is being filled from it.
+type ShapeSlot = ([usize; 3], Option<Box<Shape>>);
 
 /// Most step shapes (kind, status, convention) whose templates `StepBuilder` keeps.
 const MAX_SHAPES: usize = 256;
@@ -139,6 +144,93 @@ impl FieldSlots {
                 _ => slot = (slot + 1) & (FIELD_SLOTS - 1),
             }
         }
+    }
+}
+
+/// A step shape's template: `Step`'s defaults with a kind, status and convention set, and
+/// in a draft field's place the object that field had in the shape's steps lately, when it
+/// is a small immutable one (`holdable`: a short `str`, an `int`, a `bool`). A step's dict
+/// is a copy, and a draft value that is the object held is not put in again: the copy holds
+/// it already, so the step's dict is the one it always was, object for object.
+/// `PyDict_SetItem` into a copy is ~200 instructions of CPython's, and the limited API has
+/// nothing cheaper, so fewer are put in. A step's agent, conversation, provider and model
+/// are mostly the very object the shape's step before had (the decoder's attribute
+/// templates give a repeated short value as the object they hold); a field whose held
+/// object a draft lacks is put back to `None`.
+///
+/// Objects are compared by address only: an equal `str` that is another object is put in
+/// (a content comparison cost more than it saved, hits by content being ~2% of them), and
+/// no value is shared that the steps did not share before. A held object is alive (the
+/// template holds it), so no other object has its address; the value met last is kept by
+/// address alone: an address reused by another object is at worst learnt (one set into the
+/// template), never taken for the held one.
+struct Shape {
+    /// The shape's template: never handed out, changed only by `Shape::learn`.
+    template: Py<PyDict>,
+    /// Bit `i`: the template holds an object other than `None` in the place of draft field
+    /// `i` (`StepBuilder::field_list`), the one at address `values[i]`.
+    held: u64,
+    values: Vec<usize>,
+    /// Per draft field, the address of the value its place had last time it was not the
+    /// one held (`None`'s for a draft without it; 0 at first). Not a reference.
+    last: Vec<usize>,
+}
+
+/// Whether `value` is an object a shape's template may hold: `None`, a `bool`, an exact
+/// `int`, an exact `str` of up to `HELD_MAX_CHARS` code points, so that a template keeps
+/// little memory, is never tracked by the garbage collector, shares nothing mutable and
+/// runs no Python code when it lets a value go.
+fn holdable(value: *mut ffi::PyObject) -> bool {
+    // SAFETY: `value` is a live object: its type is read, and a `str`'s length.
+    unsafe {
+        let kind = ffi::Py_TYPE(value);
+        value == ffi::Py_None()
+            || kind == std::ptr::addr_of_mut!(ffi::PyBool_Type)
+            || kind == std::ptr::addr_of_mut!(ffi::PyLong_Type)
+            || (kind == std::ptr::addr_of_mut!(ffi::PyUnicode_Type)
+                && ffi::PyUnicode_GetLength(value) <= HELD_MAX_CHARS)
+    }
+}
+
+/// Longest `str` a shape's template holds, in code points: names, ids, models.
+const HELD_MAX_CHARS: ffi::Py_ssize_t = 64;
+
+impl Shape {
+    /// Called for a value `value` put into a copy in draft field `index`'s place (`name`)
+    /// because the template does not hold it (`None` for a held value the draft lacks):
+    /// when it is the object met there last time too, and `holdable`, the template holds
+    /// it from now on (a value that changes from trace to trace and then stays), else it is
+    /// remembered as met last.
+    #[inline]
+    fn learn(
+        &mut self,
+        py: Python<'_>,
+        index: usize,
+        name: *mut ffi::PyObject,
+        value: *mut ffi::PyObject,
+    ) -> PyResult<()> {
+        if self.last[index] != value as usize {
+            self.last[index] = value as usize;
+            return Ok(());
+        }
+        if !holdable(value) {
+            return Ok(());
+        }
+        // SAFETY: the template is a live dict that holds every field (a replacement: no
+        // insertion, no resize) and `name` a field's `str`; the value it replaces is
+        // `holdable`, whose release runs no Python code.
+        if unsafe { ffi::PyDict_SetItem(self.template.as_ptr(), name, value) } < 0 {
+            return Err(PyErr::fetch(py));
+        }
+        let bit = 1u64 << index;
+        // SAFETY: `Py_None` is the address of the `None` singleton.
+        if value == unsafe { ffi::Py_None() } {
+            self.held &= !bit;
+        } else {
+            self.held |= bit;
+            self.values[index] = value as usize;
+        }
+        Ok(())
     }
 }
 
@@ -256,10 +348,12 @@ impl StepBuilder {
         self.field_types.bind(py).get_item(name)
     }
 
-    /// `values` (a template's copy) with every draft field whose value is not `None`,
-    /// except `arguments` (the caller's); `false`, with `values` left part-filled, as soon as
-    /// a field's value is not exactly of its field's type (or `None`), or a field is no
-    /// step field: validation then decides the step.
+    /// `values` (a copy of `shape`'s template) with every draft field whose value is not
+    /// `None`, except `arguments` (the caller's), and `None` in the place of a field the
+    /// template holds a value for that the draft lacks; `false`, with `values` left
+    /// part-filled, as soon as a field's value is not exactly of its field's type (or
+    /// `None`), or a field is no step field: validation then decides the step. A value the
+    /// template holds (`Shape`) is not put in again; one it does not is, and is learnt.
     ///
     /// The drafts' field names are the very `str` objects of `field_list`, so the walk
     /// borrows the dict's items (`PyDict_Next`) and compares types by address, running no
@@ -269,6 +363,7 @@ impl StepBuilder {
         &self,
         fields: &Bound<'_, PyDict>,
         values: &Bound<'_, PyDict>,
+        shape: &mut Shape,
     ) -> PyResult<bool> {
         let py = fields.py();
         let arguments_key = intern!(py, "arguments").as_ptr();
@@ -277,16 +372,20 @@ impl StepBuilder {
         let mut pos: ffi::Py_ssize_t = 0;
         let mut name: *mut ffi::PyObject = std::ptr::null_mut();
         let mut value: *mut ffi::PyObject = std::ptr::null_mut();
+        // Bit `i`: draft field `i` has a value here.
+        let mut given = 0u64;
         // SAFETY: `fields` is a live dict; the references `PyDict_Next` lends stay valid while
         // the dict is not changed, and nothing in the loop runs Python code: a name is one of
-        // `field_list`'s exact `str`s (found by address), a type is compared by address, and
-        // `PyDict_SetItem` with such a name replaces the template's `None` (`new` checks
-        // every draft field's default is `None`), taking its own reference to the value and
-        // making no object (the template holds every field: no insertion, no resize). This
-        // walk is `StepBuilder::make`'s hottest loop: it stays on the bare lent walk.
+        // `field_list`'s exact `str`s (found by address), a type and a held value are
+        // compared by address, and `PyDict_SetItem` with such a name replaces the template's
+        // value (`None`, or a `holdable` one the template also holds: `new` checks every
+        // draft field's default is `None`), taking its own reference to the value and making
+        // no object (the template holds every field: no insertion, no resize); `learn` sets
+        // only a `holdable` value into the template, replacing another such. This walk is
+        // `StepBuilder::make`'s hottest loop: it stays on the bare lent walk.
         while unsafe { ffi::PyDict_Next(fields.as_ptr(), &mut pos, &mut name, &mut value) } != 0 {
             let Some(index) = self.field_slots.find(name as usize) else {
-                return self.set_draft_fields_any(fields, values);
+                return self.set_draft_fields_any(fields, values, shape);
             };
             if value == none {
                 continue;
@@ -298,24 +397,55 @@ impl StepBuilder {
             {
                 return Ok(false);
             }
+            if name == arguments_key {
+                continue;
+            }
+            let bit = 1u64 << index;
+            given |= bit;
+            if shape.held & bit != 0 && shape.values[index] == value as usize {
+                continue;
+            }
             // SAFETY: as above.
-            if name != arguments_key
-                && unsafe { ffi::PyDict_SetItem(values.as_ptr(), name, value) } < 0
-            {
+            if unsafe { ffi::PyDict_SetItem(values.as_ptr(), name, value) } < 0 {
                 return Err(PyErr::fetch(py));
             }
+            shape.learn(py, index, name, value)?;
+        }
+        let mut lacking = shape.held & !given;
+        while lacking != 0 {
+            let index = lacking.trailing_zeros() as usize;
+            lacking &= lacking - 1;
+            let name = self.field_list[index].0.as_ptr();
+            // SAFETY: as above (the value replaced is `holdable`).
+            if unsafe { ffi::PyDict_SetItem(values.as_ptr(), name, none) } < 0 {
+                return Err(PyErr::fetch(py));
+            }
+            shape.learn(py, index, name, none)?;
         }
         Ok(true)
     }
 
     /// `set_draft_fields` for a draft whose field names are not all `field_list`'s own
-    /// objects: each name looked up by value (`field_types`), its value's type compared.
+    /// objects: every value the template holds put back to `None` first (nothing learnt),
+    /// then each name looked up by value (`field_types`), its value's type compared.
     fn set_draft_fields_any(
         &self,
         fields: &Bound<'_, PyDict>,
         values: &Bound<'_, PyDict>,
+        shape: &Shape,
     ) -> PyResult<bool> {
-        let arguments_key = intern!(fields.py(), "arguments");
+        let py = fields.py();
+        let mut held = shape.held;
+        while held != 0 {
+            let index = held.trailing_zeros() as usize;
+            held &= held - 1;
+            dict_set(
+                values,
+                self.field_list[index].0.bind(py),
+                &py.None().into_bound(py),
+            )?;
+        }
+        let arguments_key = intern!(py, "arguments");
         for (name, value) in fields.iter() {
             let Some(expected) = self.field_type(&name)? else {
                 return Ok(false);
@@ -333,39 +463,73 @@ impl StepBuilder {
         Ok(true)
     }
 
-    /// A copy of the template of a step of this `kind`, `status` and `convention`: `Step`'s
-    /// defaults with those three set, made once per shape (a run's steps have a few dozen)
-    /// so each step's `dict` takes three values fewer one by one. Shapes are remembered by
-    /// the three objects' addresses, which cannot be reused while the remembered template
-    /// holds them; past `MAX_SHAPES` a shape is made for the step alone.
-    fn shape<'py>(
+    /// The shape of a step of this `kind`, `status` and `convention` (`Shape`), taken out
+    /// of its slot (`put_shape` puts it back there) or made now: `Step`'s defaults with
+    /// those three set, made once per shape (a run's steps have a few dozen) so each step's
+    /// `dict` takes three values fewer one by one. Shapes are remembered by the three
+    /// objects' addresses, which cannot be reused while the remembered template holds them;
+    /// past `MAX_SHAPES`, or while the shape's own is out of its slot (a step made inside
+    /// another's), a shape is made for the step alone (no slot: not put back).
+    fn take_shape(
         &self,
-        kind: &Bound<'py, PyAny>,
-        status: &Bound<'py, PyAny>,
-        convention: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let py = kind.py();
+        kind: &Bound<'_, PyAny>,
+        status: &Bound<'_, PyAny>,
+        convention: &Bound<'_, PyAny>,
+    ) -> PyResult<(Box<Shape>, Option<usize>)> {
         let key = [kind.as_ptr(), status.as_ptr(), convention.as_ptr()].map(|p| p as usize);
         let known = {
-            let shapes = self.shapes.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut shapes = self.shapes.lock().unwrap_or_else(PoisonError::into_inner);
             shapes
-                .iter()
-                .find(|(shape, _)| *shape == key)
-                .map(|(_, template)| template.clone_ref(py))
+                .iter_mut()
+                .position(|(shape, _)| *shape == key)
+                .map(|at| (at, shapes[at].1.take()))
         };
-        if let Some(template) = known {
-            return template.bind(py).copy();
+        match known {
+            Some((at, Some(shape))) => return Ok((shape, Some(at))),
+            Some((_, None)) => return Ok((self.new_shape(kind, status, convention)?, None)),
+            None => {}
         }
+        let shape = self.new_shape(kind, status, convention)?;
+        let mut shapes = self.shapes.lock().unwrap_or_else(PoisonError::into_inner);
+        if shapes.len() < MAX_SHAPES && !shapes.iter().any(|(shape, _)| *shape == key) {
+            shapes.push((key, None));
+            return Ok((shape, Some(shapes.len() - 1)));
+        }
+        Ok((shape, None))
+    }
+
+    /// `take_shape`'s shape back into its slot `at` (slots are only ever added); `None`:
+    /// the step's alone, dropped.
+    fn put_shape(&self, shape: Box<Shape>, at: Option<usize>) {
+        let Some(at) = at else {
+            return;
+        };
+        let replaced = self.shapes.lock().unwrap_or_else(PoisonError::into_inner)[at]
+            .1
+            .replace(shape);
+        // None: a step made inside another takes no kept shape (`take_shape`).
+        drop(replaced);
+    }
+
+    /// A new shape: `Step`'s defaults with this `kind`, `status` and `convention`, holding
+    /// nothing else yet.
+    fn new_shape(
+        &self,
+        kind: &Bound<'_, PyAny>,
+        status: &Bound<'_, PyAny>,
+        convention: &Bound<'_, PyAny>,
+    ) -> PyResult<Box<Shape>> {
+        let py = kind.py();
         let template = self.template.bind(py).copy()?;
         dict_set(&template, intern!(py, "kind"), kind)?;
         dict_set(&template, intern!(py, "status"), status)?;
         dict_set(&template, intern!(py, "convention"), convention)?;
-        let mut shapes = self.shapes.lock().unwrap_or_else(PoisonError::into_inner);
-        if shapes.len() < MAX_SHAPES && !shapes.iter().any(|(shape, _)| *shape == key) {
-            shapes.push((key, template.clone().unbind()));
-        }
-        drop(shapes);
-        template.copy()
+        Ok(Box::new(Shape {
+            template: template.unbind(),
+            held: 0,
+            values: vec![0; self.field_list.len()],
+            last: vec![0; self.field_list.len()],
+        }))
     }
 
     /// The step's `source`: `SpanRef(trace_id, span_id)`, trusted for two exact `str`s.
@@ -641,16 +805,22 @@ impl StepBuilder {
             names.sort()?;
             names.to_tuple()
         };
-        // The shape's template (the defaults with this kind, status and convention) copied,
-        // then only the values that differ from their default: every
-        // draft field and `arguments`, `arguments_raw`, the times, `path`, `content`,
-        // `command` and `source` default to `None`, `synthesized` to `False`, `redacted` to
-        // the empty tuple (one object, `PyTuple::empty`'s), so a value identical to its
-        // default is already in place. The draft's fields are checked as they are set.
-        let values = self.shape(kind, status, convention)?;
-        let well_typed = times_typed
-            && (arguments_raw.is_none() || arguments_raw.is_exact_instance_of::<PyString>())
-            && self.set_draft_fields(fields, &values)?;
+        // The shape's template (the defaults with this kind, status and convention, and the
+        // draft values it holds: `Shape`) copied, then only the values that differ from it:
+        // the draft fields it does not hold (`set_draft_fields`); `arguments`,
+        // `arguments_raw`, the times, `path`, `content`, `command` and `source` default to
+        // `None`, `synthesized` to `False`, `redacted` to the empty tuple (one object,
+        // `PyTuple::empty`'s), so a value identical to its default is already in place. The
+        // draft's fields are checked as they are set.
+        let (mut shape, slot) = self.take_shape(kind, status, convention)?;
+        let filled = shape.template.bind(py).copy().and_then(|values| {
+            let well_typed = times_typed
+                && (arguments_raw.is_none() || arguments_raw.is_exact_instance_of::<PyString>())
+                && self.set_draft_fields(fields, &values, &mut shape)?;
+            Ok((values, well_typed))
+        });
+        self.put_shape(shape, slot);
+        let (values, well_typed) = filled?;
         if !well_typed {
             // Every value given, for `Step(**values)` to validate.
             let values = PyDict::new(py);
