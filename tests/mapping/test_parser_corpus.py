@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gc
 import json
+import random
 import warnings
 from pathlib import Path
 from typing import Any
@@ -196,6 +197,76 @@ def test_json_numbers_keep_pythons_kinds() -> None:
     assert repr(parsed) == "[0, -0.0, 1.0, 100.0, 18446744073709551615, 1.8446744073709552e+19]"
     for text in ("NaN", "[Infinity]", "1e400", '"\\ud800"', "[1] x", "01"):
         assert _native.parse_json(text) is text
+
+
+def test_decimal_fractions_are_the_floats_json_makes() -> None:
+    """Decimal fractions of up to 15 digits are read by the core's own short path, longer
+    ones and exponents by serde_json: every one is the float ``json.loads`` makes (the
+    nearest to the decimal), its sign kept, for whole and fraction parts of every length."""
+    rng = random.Random(20261207)
+    tokens = ["0.0", "-0.0", "0.1", "-0.5", "0.30000000000000004", "9007199254740993.0"]
+    for whole in range(1, 18):
+        for fraction in range(1, 19):
+            for _ in range(8):
+                digits = "".join(rng.choice("0123456789") for _ in range(whole + fraction))
+                if whole > 1 and digits[0] == "0":
+                    digits = "1" + digits[1:]
+                sign = rng.choice(("", "-"))
+                tokens.append(f"{sign}{digits[:whole]}.{digits[whole:]}")
+    text = "[" + ", ".join(tokens) + "]"
+    assert repr(_native.parse_json(text)) == repr(json.loads(text))
+
+
+_LONG = "a long enough plain value, past the sixteen bytes shared through the cache"
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"text": _LONG, "k": [_LONG[:17], _LONG[:16], _LONG + " 2"], "n": {"x": _LONG[3:]}},
+        {"caf\u00e9": _LONG, "t": [_LONG + " caf\u00e9", _LONG]},
+        {"k": "\u6f22\u5b57", "t": [_LONG, _LONG + " \u6f22"]},
+        {"k": "\U0001f600", "t": [_LONG, _LONG + " \U0001f600"]},
+        {"esc": _LONG + ' "quoted" \\ ' + _LONG, "t": _LONG},
+    ],
+)
+def test_long_strings_are_the_texts_read(document: Any) -> None:
+    """A string value read without escapes is made from the parsed ``str`` itself when that
+    is ASCII (cut at its offsets); any other text, a ``str`` subclass, surrounding
+    whitespace, ``bytes`` and the documents serde_json reads (nested past the fast reader's
+    depth) give the same values, each an exact ``str``."""
+    text = json.dumps(document, ensure_ascii=False)
+    deep = "[" * 200 + text + "]" * 200
+
+    class Text(str):
+        pass
+
+    for given in (text, f" \n {text}\t ", Text(text), text.encode(), deep):
+        for parse in (_native.parse_json, _native.parse_json_or_text):
+            if parse is _native.parse_json_or_text and isinstance(given, bytes):
+                continue
+            parsed = parse(given)
+            if given is deep:
+                for _ in range(200):
+                    parsed = parsed[0]
+            assert parsed == document
+            for value in _strings(parsed):
+                assert type(value) is str
+    part = {"type": "text", "content": [s for s in _strings(document) if len(s) > 16]}
+    messages = json.dumps([{"role": "user", "parts": [part]}], ensure_ascii=False)
+    structured = _native.parse_genai_messages(json.loads(messages))
+    assert structured == [{"role": "user", "parts": [part]}]
+    assert _native.parse_genai_messages(messages) == structured
+    assert _native.parse_genai_messages(messages.encode()) == structured
+
+
+def _strings(value: Any) -> list[Any]:
+    """The strings in a parsed value, keys included."""
+    if isinstance(value, dict):
+        return [*value, *(s for item in value.values() for s in _strings(item))]
+    if isinstance(value, list):
+        return [s for item in value for s in _strings(item)]
+    return [value] if isinstance(value, str) else []
 
 
 @pytest.mark.parametrize("parse", [_native.parse_json, _native.parse_json_or_text])

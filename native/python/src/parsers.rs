@@ -42,12 +42,11 @@ fn bytes_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> 
 /// on (it read every text before, ~180 M of a data-2000 `stage map`).
 #[pyfunction]
 pub(crate) fn parse_json<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
-    let py = value.py();
-    if let Ok(text) = value.cast::<PyString>() {
-        let Ok(text) = text.to_str() else {
+    if let Ok(source) = value.cast::<PyString>() {
+        let Ok(text) = source.to_str() else {
             return Ok(value.clone());
         };
-        let build = PyBuild::new(py);
+        let build = PyBuild::over(source, text);
         let parsed = content::build_json(text, &build);
         return Ok(build.finish(parsed)?.unwrap_or_else(|| value.clone()));
     }
@@ -56,7 +55,7 @@ pub(crate) fn parse_json<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
         let Ok(text) = decoded.to_str() else {
             return Ok(value.clone());
         };
-        let build = PyBuild::new(py);
+        let build = PyBuild::over(&decoded, text);
         let parsed = content::build_json_stripped(text, &build);
         return Ok(build.finish(parsed)?.unwrap_or_else(|| value.clone()));
     }
@@ -70,11 +69,11 @@ pub(crate) fn parse_json_or_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bou
     let Ok(text) = value.cast::<PyString>() else {
         return Ok(value.clone());
     };
-    let Ok(text) = text.to_str() else {
+    let Ok(utf8) = text.to_str() else {
         return Ok(value.clone());
     };
-    let build = PyBuild::new(value.py());
-    let parsed = content::build_json_or_text(text, &build);
+    let build = PyBuild::over(text, utf8);
+    let parsed = content::build_json_or_text(utf8, &build);
     Ok(build.finish(parsed)?.unwrap_or_else(|| value.clone()))
 }
 
@@ -87,14 +86,33 @@ pub(crate) fn parse_json_or_text<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bou
 struct PyBuild<'py> {
     py: Python<'py>,
     error: RefCell<Option<PyErr>>,
+    /// The parsed text's own `str`, when it is ASCII: its long strings are cut from it.
+    source: Option<AsciiSource<'py>>,
 }
 
 impl<'py> PyBuild<'py> {
-    fn new(py: Python<'py>) -> Self {
+    /// A builder of the values of `utf8`, the UTF-8 text of `text` (`text.to_str()`, or a
+    /// part of it): strings read without escapes are made from `text` itself when it is
+    /// ASCII ([`AsciiSource`]).
+    fn over(text: &Bound<'py, PyString>, utf8: &str) -> Self {
         Self {
-            py,
+            py: text.py(),
             error: RefCell::new(None),
+            source: AsciiSource::of(text, utf8),
         }
+    }
+
+    /// A string borrowed from the parsed text: a short one shared ([`text`]), a longer one
+    /// cut from the source `str` when there is one ([`AsciiSource`]).
+    fn borrowed_text(&self, v: &str) -> Result<Bound<'py, PyAny>, Refused> {
+        if v.len() > MAX_SHARED_TEXT {
+            if let Some(source) = &self.source {
+                if let Some(made) = source.slice(v) {
+                    return self.kept(made);
+                }
+            }
+        }
+        Ok(text(self.py, v))
     }
 
     /// `parsed`, or the error that stopped the parse.
@@ -149,7 +167,7 @@ impl<'py> Build<'_> for PyBuild<'py> {
     }
 
     fn borrowed_str(&self, v: &str) -> Result<Self::Value, Refused> {
-        Ok(text(self.py, v))
+        self.borrowed_text(v)
     }
 
     fn str(&self, v: &str) -> Result<Self::Value, Refused> {
@@ -220,11 +238,13 @@ impl<'py> Build<'_> for PyBuild<'py> {
 #[pyfunction]
 pub(crate) fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = value.py();
-    if let Ok(text) = value.cast::<PyString>() {
-        let Ok(text) = text.to_str() else {
+    if let Ok(source) = value.cast::<PyString>() {
+        let Ok(text) = source.to_str() else {
             return Ok(py.None().into_bound(py));
         };
-        if let Some(messages) = kept_messages(py, |build| content::build_json(text, build))? {
+        if let Some(messages) =
+            kept_messages(source, text, |build| content::build_json(text, build))?
+        {
             return Ok(messages);
         }
         return with_arena(|bump| {
@@ -238,9 +258,9 @@ pub(crate) fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<B
         let Ok(text) = decoded.to_str() else {
             return Ok(py.None().into_bound(py));
         };
-        if let Some(messages) =
-            kept_messages(py, |build| content::build_json_stripped(text, build))?
-        {
+        if let Some(messages) = kept_messages(&decoded, text, |build| {
+            content::build_json_stripped(text, build)
+        })? {
             return Ok(messages);
         }
         return with_arena(|bump| {
@@ -273,10 +293,12 @@ pub(crate) fn parse_genai_messages<'py>(value: &Bound<'py, PyAny>) -> PyResult<B
 /// objects made here are dropped and the text read again by the tree path); `Some(None)`
 /// when the text is no JSON or holds a scalar (no messages).
 fn kept_messages<'py>(
-    py: Python<'py>,
+    text: &Bound<'py, PyString>,
+    utf8: &str,
     parse: impl FnOnce(&MessagesBuild<'py>) -> Option<(Bound<'py, PyAny>, u8)>,
 ) -> PyResult<Option<Bound<'py, PyAny>>> {
-    let build = MessagesBuild(PyBuild::new(py));
+    let py = text.py();
+    let build = MessagesBuild(PyBuild::over(text, utf8));
     let parsed = parse(&build);
     let Some((parsed, shape)) = build.0.finish(parsed)? else {
         return Ok(Some(py.None().into_bound(py)));
@@ -455,7 +477,7 @@ impl<'py> Build<'_> for MessagesBuild<'py> {
     }
 
     fn borrowed_str(&self, v: &str) -> Result<Self::Value, Refused> {
-        Self::plain(self.0.str(v))
+        Self::plain(self.0.borrowed_text(v))
     }
 
     fn str(&self, v: &str) -> Result<Self::Value, Refused> {
@@ -823,6 +845,64 @@ fn text<'py>(py: Python<'py>, s: &str) -> Bound<'py, PyAny> {
         dict_key(py, s).into_any()
     } else {
         PyString::new(py, s).into_any()
+    }
+}
+
+/// A parsed text's own `str` when every character of it is ASCII, and where its UTF-8 lies
+/// (`PyUnicode_AsUTF8AndSize`'s buffer, which for an ASCII `str` is its own data).
+///
+/// Why: a string value read without escapes is a slice of the text, and for an ASCII text
+/// the slice's byte offsets are its character offsets, so `PyUnicode_Substring` makes it:
+/// a copy of the characters (`_PyUnicode_FromASCII`, the source known ASCII), where
+/// `PyUnicode_FromStringAndSize` checks every byte again as it decodes them (`ascii_decode`,
+/// ~1 instruction a byte; data-2000's parsed content holds ~30 MB of such strings). The
+/// limited API has no constructor that takes bytes known to be ASCII without that check.
+struct AsciiSource<'py> {
+    text: Bound<'py, PyString>,
+    /// The address of the UTF-8 buffer's first byte, and its length.
+    start: usize,
+    len: usize,
+}
+
+impl<'py> AsciiSource<'py> {
+    /// `text`'s source when it is ASCII: its length in characters equals the length of its
+    /// UTF-8 `utf8` (a character past ASCII takes two bytes or more). `utf8` must be `text`'s
+    /// UTF-8 buffer (as `to_str` lends it): slices of it are cut from `text` by their offset
+    /// in it.
+    fn of(text: &Bound<'py, PyString>, utf8: &str) -> Option<Self> {
+        // SAFETY: `text` is a live `str` (`PyUnicode_GetLength` fails only for other types).
+        let chars = unsafe { ffi::PyUnicode_GetLength(text.as_ptr()) };
+        (usize::try_from(chars).ok()? == utf8.len()).then(|| Self {
+            text: text.clone(),
+            start: utf8.as_ptr() as usize,
+            len: utf8.len(),
+        })
+    }
+
+    /// `v` as a new `str` cut from the source, when `v` lies inside its UTF-8 buffer.
+    #[inline]
+    fn slice(&self, v: &str) -> Option<PyResult<Bound<'py, PyAny>>> {
+        let at = (v.as_ptr() as usize).wrapping_sub(self.start);
+        if at > self.len || v.len() > self.len - at {
+            return None;
+        }
+        let py = self.text.py();
+        // SAFETY: `text` is a live `str`, and `0 <= at <= at + v.len() <= len(text)` (the
+        // buffer's offsets are character offsets: the text is ASCII; a slice's bounds are at
+        // most `isize::MAX`, so the casts keep them). The call returns a new reference, or
+        // NULL with an exception set (out of memory).
+        let made = unsafe {
+            ffi::PyUnicode_Substring(
+                self.text.as_ptr(),
+                at as ffi::Py_ssize_t,
+                (at + v.len()) as ffi::Py_ssize_t,
+            )
+        };
+        if made.is_null() {
+            return Some(Err(PyErr::fetch(py)));
+        }
+        // SAFETY: `made` is the call's new reference, not NULL.
+        Some(Ok(unsafe { Bound::from_owned_ptr(py, made) }))
     }
 }
 
