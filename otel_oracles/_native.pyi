@@ -1417,14 +1417,14 @@ class StepView:
     def last_run_agents(self) -> list[Step]:
         """The agent steps of the run that ended last, outermost first."""
     def unread_work(self, last: Step, answering: frozenset[int], /) -> list[Step]:
-        """The calls ``_stopped_short`` finds left unread after ``last``."""
+        """The calls ``Evidence.stopped_short`` finds left unread after ``last``."""
     def final_answer_calls(
         self,
         names: tuple[str, ...],
         first_match: Callable[[str | None, tuple[str, ...], bool], str | None],
         /,
     ) -> list[Step]:
-        """The final-answer calls (``evidence._final_answer_calls``), in answer order; the
+        """The final-answer calls (``evidence.final_answer_calls``), in answer order; the
         tools ``names`` names matched by the core's matcher kept per tuple, ``first_match``
         asked for what it leaves to Python."""
     def final_output(self, cut: dict[str, str], /) -> tuple[str, Step | None, Any]:
@@ -1439,7 +1439,7 @@ class StepView:
         /,
     ) -> tuple[str, Step | None, Any] | None:
         """``(found, step, value)``: why the trace holds only part of a run (``outside``,
-        ``unanswered``, ``unstarted``), or ``None`` (``evidence._fragment_message``)."""
+        ``unanswered``, ``unstarted``), or ``None`` (``Evidence.fragment_gap``)."""
 
 def tool_repeats(
     calls: Sequence[Step],
@@ -1495,6 +1495,24 @@ def lacking_of(evidence: Any, plan: Any, /) -> tuple[tuple[str, str], ...]:
     """``Evidence.lacking_of``: ``(name, message)`` for each evidence name of ``plan`` (an
     ``evidence.Plan``) that ``evidence`` (an ``Evidence``) lacks, kept in its ``memo``
     under the plan (``native/python/src/evidence.rs``)."""
+
+def answer_calls(evidence: Any, /) -> list[Step]:
+    """``Evidence._answer_calls``: the trajectory's final-answer calls, in answer order,
+    kept in ``evidence``'s ``memo`` (``native/python/src/evidence.rs``)."""
+
+def answering(evidence: Any, /) -> frozenset[int]:
+    """``Evidence.answering``: ``id()`` of each final-answer call, kept in the ``memo``."""
+
+def last_generation(evidence: Any, /) -> Step | None:
+    """``Evidence.last_generation``: the run's last model call, kept in the ``memo``."""
+
+def fragment_gap(evidence: Any, /) -> str | None:
+    """``Evidence.fragment_gap``: why the trace holds only part of its run (worded by
+    ``evidence._fragment_words``), or ``None``, kept in the ``memo``."""
+
+def stopped_short(evidence: Any, /) -> str | None:
+    """``Evidence.stopped_short``: why the run's framework ended it (worded by
+    ``evidence._stopped_words``), or ``None``, kept in the ``memo``."""
 
 def known_clear(evidence: Any, plan: Any, incomplete: bool, /) -> tuple[bool, bool]:
     """``evaluator._known_clear``: ``(clear, gapless)`` of a contract's evidence ``plan``

@@ -39,11 +39,16 @@ from otel_oracles._native import (
     unnamed_request,
 )
 from otel_oracles._native import absent as native_absent
+from otel_oracles._native import answer_calls as native_answer_calls
+from otel_oracles._native import answering as native_answering
 from otel_oracles._native import calls_of as native_calls_of
+from otel_oracles._native import fragment_gap as native_fragment_gap
 from otel_oracles._native import is_placeholder as native_is_placeholder
 from otel_oracles._native import lacking_of as native_lacking_of
+from otel_oracles._native import last_generation as native_last_generation
 from otel_oracles._native import list_steps as native_list_steps
 from otel_oracles._native import message_text as native_message_text
+from otel_oracles._native import stopped_short as native_stopped_short
 from otel_oracles._native import where as native_where
 from otel_oracles.model.step import (
     AGENT,
@@ -59,7 +64,7 @@ from otel_oracles.model.step import (
     Trajectory,
     network_violations,
 )
-from otel_oracles.model.tool_name import OpenCalls, first_match, tool_matches
+from otel_oracles.model.tool_name import OpenCalls, tool_matches
 
 Probe = Callable[["Evidence", str | None], str | None]
 """``probe(evidence, scope)``: ``None`` when the evidence is there, else what is missing."""
@@ -230,19 +235,17 @@ class Evidence:
         is shown to be a named call's twin (``trace_common.nameless_twins``)."""
         return self.groups.nameless
 
-    # The facts below are each kept in ``memo`` under ``"Evidence.<method>"``, tested with
-    # ``in`` (a miss raises no ``KeyError``, and a hit calls nothing): the check plans read
-    # ``answering`` and ``stopped_short`` there without calling these methods.
+    # The facts below are each kept in ``memo`` under ``"Evidence.<method>"``. The core
+    # works out ``answering``, ``last_generation``, ``fragment_gap`` and ``stopped_short``
+    # (``native/python/src/evidence.rs``: its check plans and ``known_clear`` ask them
+    # first, without a Python frame; these methods ask the same functions), calling back
+    # here only to word what it found.
 
     def answering(self) -> frozenset[int]:
         """``id()`` of each final-answer tool call (``final_answer_calls``), made once: the
         checks that leave the answer's delivery out of the calls they count or align ask
         whether each call is one."""
-        memo = self.memo
-        if "Evidence.answering" in memo:
-            found: frozenset[int] = memo["Evidence.answering"]
-            return found
-        ids = memo["Evidence.answering"] = frozenset(id(s) for s in self._answer_calls())
+        ids: frozenset[int] = native_answering(self)
         return ids
 
     def generations(self) -> list[Step]:
@@ -261,12 +264,7 @@ class Evidence:
         steps that follow it have run), so ending last does not make it the last call; all
         of them count when every call was followed so (no timing to tell). The final output
         and ``stopped_short`` both start from it."""
-        memo = self.memo
-        if "Evidence.last_generation" in memo:
-            found: Step | None = memo["Evidence.last_generation"]
-            return found
-        last: Step | None = self.groups.last_generation()
-        memo["Evidence.last_generation"] = last
+        last: Step | None = native_last_generation(self)
         return last
 
     def final_output(self) -> FinalOutput:
@@ -279,13 +277,9 @@ class Evidence:
         return result
 
     def stopped_short(self) -> str | None:
-        """``_stopped_short``, computed once: why the run did not end because the agent had
-        finished (its framework's limit ended it), or ``None``."""
-        memo = self.memo
-        if "Evidence.stopped_short" in memo:
-            found: str | None = memo["Evidence.stopped_short"]
-            return found
-        why = memo["Evidence.stopped_short"] = _stopped_short(self)
+        """Why the run did not end because the agent had finished (its framework's limit
+        ended it), or ``None``, computed once (``_stopped_words`` says when and how)."""
+        why: str | None = native_stopped_short(self)
         return why
 
     def final_answer_calls(self) -> list[Step]:
@@ -293,12 +287,9 @@ class Evidence:
         return list(self._answer_calls())
 
     def _answer_calls(self) -> list[Step]:
-        """``_final_answer_calls``, computed once (the kept list: callers copy it)."""
-        memo = self.memo
-        if "Evidence.final_answer_calls" in memo:
-            found: list[Step] = memo["Evidence.final_answer_calls"]
-            return found
-        calls = memo["Evidence.final_answer_calls"] = _final_answer_calls(self)
+        """The final-answer calls (``final_answer_calls`` says which), found once by the core
+        (``StepView.final_answer_calls``; the kept list: callers copy it)."""
+        calls: list[Step] = native_answer_calls(self)
         return calls
 
     def coverage_gap(self) -> str | None:
@@ -315,12 +306,8 @@ class Evidence:
 
     def fragment_gap(self) -> str | None:
         """``fragment_gap(trajectory)``, computed once (asked after every pass of a check
-        that needs the whole run)."""
-        memo = self.memo
-        if "Evidence.fragment_gap" in memo:
-            found: str | None = memo["Evidence.fragment_gap"]
-            return found
-        message = memo["Evidence.fragment_gap"] = _fragment_message(self)
+        that needs the whole run; the core's: ``_fragment_words`` words what it finds)."""
+        message: str | None = native_fragment_gap(self)
         return message
 
     def lacking(self, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -442,15 +429,12 @@ def fragment_gap(t: Trajectory) -> str | None:
     return Evidence(t).fragment_gap()
 
 
-def _fragment_message(ev: Evidence) -> str | None:
-    unfinished = _unfinished(ev.trajectory)
-    if unfinished is not None:
-        return f"the trace holds only part of the run: {unfinished}"
-    # The core walks the model calls' messages once (``StepView.fragment``); the words are
-    # here.
-    found = ev.groups.fragment(ev.trajectory.root_span_id, TOOL_CALL_FINISH_REASONS, _history_ids)
+def _fragment_words(ev: Evidence, found: tuple[str, Step | None, Any] | None) -> str:
+    """The message of the fragment gap the core found (``Evidence.fragment_gap``: spans
+    naming a parent that never arrived, ``found`` ``None``, decide it first; else what the
+    core's walk of the model calls' messages found, ``StepView.fragment``)."""
     if found is None:
-        return None
+        return f"the trace holds only part of the run: {_unfinished(ev.trajectory)}"
     kind, step, value = found
     if kind == "outside":
         return (
@@ -572,7 +556,7 @@ def final_output(t: Trajectory) -> FinalOutput:
 
     1. the arguments of the last call of a final-answer tool (``final_answer``,
        ``final_result``, output-type tools: ``Trajectory.final_answer_tools``, declared by
-       the conventions; ``_final_answer_calls``). Such a tool is the channel the answer is
+       the conventions; ``final_answer_calls``). Such a tool is the channel the answer is
        delivered through, so it wins over any model text around it; its arguments not
        captured is a missing answer, never a fall-back to other text;
        1b. else the structured answer of the last run's agent (a convention's
@@ -594,12 +578,8 @@ def final_output(t: Trajectory) -> FinalOutput:
 
 
 def final_answer_calls(t: Trajectory) -> list[Step]:
-    """Calls of the trajectory's final-answer tools, in answer order (last = the answer)."""
-    return Evidence(t).final_answer_calls()
-
-
-def _final_answer_calls(ev: Evidence) -> list[Step]:
-    """Calls of a tool ``final_answer_tools`` names, calls a convention rule marks as
+    """Calls of the trajectory's final-answer tools, in answer order (last = the answer):
+    calls of a tool ``final_answer_tools`` names, calls a convention rule marks as
     answering (``delivers_answer``: a structured-output tool named after the user's output
     type, known by what its span records), and calls no span ran whose arguments are an
     agent's structured answer (``attributes.structured_output`` of an agent run that did not
@@ -611,11 +591,11 @@ def _final_answer_calls(ev: Evidence) -> list[Step]:
     answer on its own, an application may validate many, but a request no span ran whose
     arguments are exactly the object is the call that delivered it), in answer order (end
     time, none first, then step index). Worked out by the core over the trajectory's typed
-    view (``StepView.final_answer_calls``), the tools matched by the core's matcher kept for
-    the conventions' tuple (``first_match``'s rules, remembered per name for the process;
-    ``first_match`` itself asked only for what the core leaves to it)."""
-    calls: list[Step] = ev.groups.final_answer_calls(ev.trajectory.final_answer_tools, first_match)
-    return calls
+    view (``StepView.final_answer_calls``, asked by ``Evidence._answer_calls``), the tools
+    matched by the core's matcher kept for the conventions' tuple (``first_match``'s rules,
+    remembered per name for the process; ``first_match`` itself asked only for what the
+    core leaves to it)."""
+    return Evidence(t).final_answer_calls()
 
 
 def _tool_answer(step: Step) -> FinalOutput:
@@ -730,8 +710,10 @@ def _run_error(failed: Step, last: Step | None) -> str:
     return f"no final answer: the run ended in an error at {where(failed)}{_error_of(failed)}"
 
 
-def _stopped_short(ev: Evidence) -> str | None:
-    """Why the run did not end because the agent had finished, when the trace shows it:
+def _stopped_words(ev: Evidence, kind: str, step: Step, value: Any) -> str:
+    """The message of ``Evidence.stopped_short``, which the core decides
+    (``native/python/src/evidence.rs``, ``stopped_short``) in this order: why the run did
+    not end because the agent had finished, when the trace shows it:
 
     - the error that ended the run (``StepView.run_error_step``) is one the conventions declare a
       framework raises at its own turn, iteration or model-call limit (``run_limit_errors``:
@@ -758,34 +740,23 @@ def _stopped_short(ev: Evidence) -> str | None:
     Then how much more the agent would have done is not in the trace: a count of its
     effort is a lower bound, never a pass (``max_tool_calls``, ``max_steps``,
     ``loop_detected``). A run that failed otherwise (a model API outage) is not stopped by
-    a limit; its effort checks judge what it did."""
-    last = ev.last_generation()
-    failed = ev.groups.run_error_step(last)
-    if failed is not None:
-        limit = failed.attributes.get("run_limit")
-        if limit is None:
-            return None
-        return f"the run was ended by its framework's own limit at {where(failed)} ({limit})"
-    if last is not None and last.attributes.get("run_limit") is not None:
+    a limit; its effort checks judge what it did.
+
+    ``kind`` is what the core found: ``"limit_error"`` (``step`` the failed step, ``value``
+    its ``run_limit``), ``"limit_prompt"`` (``step`` the last model call, ``value`` its
+    ``run_limit``) or ``"unread"`` (``step`` the last model call, ``value`` the calls left
+    unread: ``StepView.unread_work``); the forced answer and a run without model calls are
+    worded by ``_forced_answer`` and ``_run_end_unrecorded``, which the core asks."""
+    if kind == "limit_error":
+        return f"the run was ended by its framework's own limit at {where(step)} ({value})"
+    if kind == "limit_prompt":
         return (
-            f"the run was ended by its framework's own limit: its last model call {where(last)} "
-            f"is the framework's request for a final answer ({last.attributes['run_limit']!r})"
+            f"the run was ended by its framework's own limit: its last model call {where(step)} "
+            f"is the framework's request for a final answer ({value!r})"
         )
-    if last is None:
-        return _run_end_unrecorded(ev)
-    forced = _forced_answer(ev, last)
-    if forced is not None:
-        return forced
-    if last.source is None or last.end_ns is None:
-        return None
-    # The calls of a tool a span ran by the time ``last`` ended, other than final-answer
-    # calls, that ``last`` asked for or that started when or after it ended.
-    unread: list[Step] = ev.groups.unread_work(last, ev.answering())
-    if not unread:
-        return None
     return (
-        f"the run ended in the middle of its work: {list_steps(unread)}, asked for by or "
-        f"after its last model call {where(last)}, reached no model call after it"
+        f"the run ended in the middle of its work: {list_steps(value)}, asked for by or "
+        f"after its last model call {where(step)}, reached no model call after it"
     )
 
 
@@ -799,11 +770,9 @@ def _forced_answer(ev: Evidence, last: Step) -> str | None:
     before it (the loop was working, not done), and that call offered tools. A final call
     made by design after the agent had answered (a structured-output call, a summary) comes
     after a call that asked for no tool, so no tool ran between them; a call whose tools the
-    trace does not record (``None``) shows nothing."""
-    if last.tools_offered != () or (
-        last.input_messages is not None and "input_messages" not in last.redacted
-    ):
-        return None
+    trace does not record (``None``) shows nothing. The core asks it only for a last call
+    that offered none (``tools_offered == ()``) and whose input is not shown (``None``, or
+    listed in ``redacted``): it tests that first (``stopped_short``)."""
     before = [
         g for g in ev.groups.generations if g.index < last.index and g.agent_name == last.agent_name
     ]
@@ -823,7 +792,7 @@ def _forced_answer(ev: Evidence, last: Step) -> str | None:
 
 def _run_end_unrecorded(ev: Evidence) -> str | None:
     """Why a trace without model calls cannot show that its run ended on the agent's own
-    answer (``_stopped_short``), or ``None`` when it can or when there is no work to judge:
+    answer (``Evidence.stopped_short``), or ``None`` when it can or when there is no work to judge:
     the tool spans list every call the run made, but the model's turn after the last one
     (an answer, or none because a limit ended the loop) is not recorded, unless an agent
     span records how the model's last turn ended (a finish reason asking for no tool)."""

@@ -138,49 +138,181 @@ pub(crate) fn memoized<'py>(
     Ok(made)
 }
 
-/// `evidence.<method>()` for one of `Evidence`'s facts kept in its memo under
-/// `"Evidence.<method>"` (`answering`, `stopped_short`, `final_output`): read there
-/// without a Python frame once made; the method (which makes and keeps it) is called only
-/// on the first ask.
-pub(crate) fn fact<'py>(
-    evidence: &Bound<'py, PyAny>,
-    key: &Bound<'py, PyString>,
-    method: &Bound<'py, PyString>,
-) -> PyResult<Bound<'py, PyAny>> {
-    if let Some(found) = memo_of(evidence)?.get_item(key)? {
-        return Ok(found);
-    }
-    evidence.call_method0(method)
+/// `otel_oracles.grade.evidence`'s `name`: a constant the facts below read, or the Python
+/// function that words what they found (the wording stays with the probes' other messages).
+/// The module imports the core, so it is imported on first use, not when the core loads.
+fn evidence_item<'py>(py: Python<'py>, name: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyAny>> {
+    static MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+    MODULE
+        .get_or_try_init(py, || {
+            Ok::<_, PyErr>(PyModule::import(py, "otel_oracles.grade.evidence")?.unbind())
+        })?
+        .bind(py)
+        .getattr(name)
 }
 
-/// `evidence.answering()`: `id()` of each final-answer call (a `frozenset`).
+/// `Evidence._answer_calls()`: the calls of the trajectory's final-answer tools, in answer
+/// order (`StepView.final_answer_calls` over `trajectory.final_answer_tools`), kept under
+/// `"Evidence.final_answer_calls"` (a list the Python callers copy).
+pub(crate) fn answer_calls<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = evidence.py();
+    memoized(
+        evidence,
+        intern!(py, "Evidence.final_answer_calls").as_any(),
+        || {
+            let tools = trajectory_field(evidence, intern!(py, "final_answer_tools"))?;
+            let view = view_of(evidence)?;
+            let calls = view
+                .get()
+                .final_answer_calls(tools.cast::<PyTuple>()?, first_match(py)?)?;
+            Ok(calls.into_any())
+        },
+    )
+}
+
+/// `evidence.answering()`: `id()` of each final-answer call (`answer_calls`), a
+/// `frozenset` kept under `"Evidence.answering"`.
 pub(crate) fn answering<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = evidence.py();
-    fact(
+    memoized(evidence, intern!(py, "Evidence.answering").as_any(), || {
+        let calls = answer_calls(evidence)?;
+        // `id(step)`: the object's address as an unsigned int, as CPython's `id` makes it.
+        let ids = calls
+            .try_iter()?
+            .map(|step| Ok(step?.as_ptr() as usize))
+            .collect::<PyResult<Vec<usize>>>()?;
+        Ok(PyFrozenSet::new(py, ids)?.into_any())
+    })
+}
+
+/// `evidence.last_generation()`: the run's last model call (`StepView.last_generation`),
+/// or `None`, kept under `"Evidence.last_generation"`.
+pub(crate) fn last_generation<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = evidence.py();
+    memoized(
         evidence,
-        intern!(py, "Evidence.answering"),
-        intern!(py, "answering"),
+        intern!(py, "Evidence.last_generation").as_any(),
+        || Ok(view_of(evidence)?.get().last_generation_step(py)),
     )
 }
 
-/// `evidence.stopped_short()`: why a framework's limit ended the run, or `None`.
+/// `evidence.fragment_gap()`: why the trace holds only part of its run, or `None`, kept
+/// under `"Evidence.fragment_gap"` (asked by `known_clear` for every contract). Spans
+/// naming a parent that never arrived (`trajectory.orphan_spans`) decide it first; else the
+/// core's walk of the model calls' messages (`StepView.fragment`, reading each call's input
+/// through `_history_ids`). What it finds is worded by `_fragment_words` (Python), called
+/// only when there is something to say.
+pub(crate) fn fragment_gap<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let py = evidence.py();
+    memoized(
+        evidence,
+        intern!(py, "Evidence.fragment_gap").as_any(),
+        || {
+            let words = || evidence_item(py, intern!(py, "_fragment_words"));
+            if trajectory_field(evidence, intern!(py, "orphan_spans"))?.is_truthy()? {
+                return words()?.call1((evidence, py.None()));
+            }
+            let root = trajectory_field(evidence, intern!(py, "root_span_id"))?;
+            let asks_tools = evidence_item(py, intern!(py, "TOOL_CALL_FINISH_REASONS"))?;
+            let history_ids = evidence_item(py, intern!(py, "_history_ids"))?;
+            let view = view_of(evidence)?;
+            match view
+                .get()
+                .fragment(py, &root, asks_tools.cast::<PyFrozenSet>()?, &history_ids)?
+            {
+                None => Ok(py.None().into_bound(py)),
+                Some(found) => words()?.call1((evidence, found)),
+            }
+        },
+    )
+}
+
+/// `evidence.stopped_short()`: why the run did not end because the agent had finished (its
+/// framework's limit ended it), or `None`, kept under `"Evidence.stopped_short"`. Decided
+/// here in the order the Python's `_stopped_words` documents (the error that ended the run,
+/// a limit's request for a final answer, no model call at all, a forced answer, work left
+/// unread); what it finds is worded by `_stopped_words`, and the two rarer tests that read
+/// more of the trajectory (`_run_end_unrecorded`, and `_forced_answer` for a last call
+/// that offered no tools and whose input is not shown) are the Python's, asked only then.
 pub(crate) fn stopped_short<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = evidence.py();
-    fact(
+    memoized(
         evidence,
-        intern!(py, "Evidence.stopped_short"),
-        intern!(py, "stopped_short"),
+        intern!(py, "Evidence.stopped_short").as_any(),
+        || {
+            let words = |kind: &Bound<'py, PyString>,
+                         step: &Bound<'py, PyAny>,
+                         value: Bound<'py, PyAny>| {
+                evidence_item(py, intern!(py, "_stopped_words"))?
+                    .call1((evidence, kind, step, value))
+            };
+            let none = || py.None().into_bound(py);
+            let run_limit = intern!(py, "run_limit");
+            let attributes = intern!(py, "attributes");
+            let last = last_generation(evidence)?;
+            let view = view_of(evidence)?;
+            let last = (!last.is_none()).then_some(last);
+            if let Some(failed) = view.get().run_error_of(py, last.clone())? {
+                let limit =
+                    pydict::get(&StepFields::new(failed.clone()).get(attributes)?, run_limit)?;
+                if limit.is_none() {
+                    return Ok(none());
+                }
+                return words(intern!(py, "limit_error"), &failed, limit);
+            }
+            let Some(last) = last else {
+                return evidence_item(py, intern!(py, "_run_end_unrecorded"))?.call1((evidence,));
+            };
+            let fields = StepFields::new(last.clone());
+            let limit = pydict::get(&fields.get(attributes)?, run_limit)?;
+            if !limit.is_none() {
+                return words(intern!(py, "limit_prompt"), &last, limit);
+            }
+            // `_forced_answer`'s own first test, asked here so that the usual last call (one
+            // that offered tools, or whose request is shown) costs no Python call:
+            // `last.tools_offered != ()`, or its input captured.
+            let offered = fields.get(intern!(py, "tools_offered"))?;
+            let offers = match offered.cast_exact::<PyTuple>() {
+                Ok(tuple) => !tuple.is_empty(),
+                Err(_) => offered.ne(PyTuple::empty(py))?,
+            };
+            let input_key = intern!(py, "input_messages");
+            let shown = || -> PyResult<bool> {
+                Ok(!fields.get(input_key)?.is_none()
+                    && !fields.get(intern!(py, "redacted"))?.contains(input_key)?)
+            };
+            if !offers && !shown()? {
+                let forced =
+                    evidence_item(py, intern!(py, "_forced_answer"))?.call1((evidence, &last))?;
+                if !forced.is_none() {
+                    return Ok(forced);
+                }
+            }
+            if fields.get(intern!(py, "source"))?.is_none()
+                || fields.get(intern!(py, "end_ns"))?.is_none()
+            {
+                return Ok(none());
+            }
+            let answering = answering(evidence)?;
+            let unread = view
+                .get()
+                .unread_work(&last, answering.cast::<PyFrozenSet>()?)?;
+            if unread.is_empty() {
+                return Ok(none());
+            }
+            words(intern!(py, "unread"), &last, unread.into_any())
+        },
     )
 }
 
-/// `evidence.final_output()`: the run's final answer (a `FinalOutput`).
+/// `evidence.final_output()`: the run's final answer (a `FinalOutput`), from the memo once
+/// made; the Python method makes and keeps it on the first ask.
 pub(crate) fn final_output<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let py = evidence.py();
-    fact(
-        evidence,
-        intern!(py, "Evidence.final_output"),
-        intern!(py, "final_output"),
-    )
+    if let Some(found) = memo_of(evidence)?.get_item(intern!(py, "Evidence.final_output"))? {
+        return Ok(found);
+    }
+    evidence.call_method0(intern!(py, "final_output"))
 }
 
 /// The trajectory's step view (`evidence.groups`, a plain attribute: no Python frame).
@@ -286,12 +418,7 @@ pub(crate) fn lacking_of<'py>(
             .get(plan, PLAN_TOOL_NAMES, intern!(py, "tool_names"))?
             .is_truthy()?
             && view.get().nameless.bind(py).is_empty()
-            && !fact(
-                evidence,
-                intern!(py, "Evidence.fragment_gap"),
-                intern!(py, "fragment_gap"),
-            )?
-            .is_none();
+            && !fragment_gap(evidence)?.is_none();
         let steps = trajectory_field(evidence, intern!(py, "steps"))?;
         let lacks = core
             .get()
@@ -372,12 +499,7 @@ fn known_clear(
     };
     let clear = settled(lacking_of(evidence, plan).map(|lacking| lacking.is_empty()))?;
     let gapless = settled((|| {
-        let fragment = fact(
-            evidence,
-            intern!(py, "Evidence.fragment_gap"),
-            intern!(py, "fragment_gap"),
-        )?;
-        if !fragment.is_none() {
+        if !fragment_gap(evidence)?.is_none() {
             return Ok(false);
         }
         let unmapped = trajectory_field(evidence, intern!(py, "unmapped_spans"))?;
@@ -389,6 +511,41 @@ fn known_clear(
             .is_none())
     })())?;
     Ok((clear, gapless))
+}
+
+/// `Evidence._answer_calls` (`answer_calls`), for the Python.
+#[pyfunction(name = "answer_calls")]
+#[pyo3(signature = (evidence, /))]
+fn py_answer_calls<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    answer_calls(evidence)
+}
+
+/// `Evidence.answering` (`answering`), for the Python.
+#[pyfunction(name = "answering")]
+#[pyo3(signature = (evidence, /))]
+fn py_answering<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    answering(evidence)
+}
+
+/// `Evidence.last_generation` (`last_generation`), for the Python.
+#[pyfunction(name = "last_generation")]
+#[pyo3(signature = (evidence, /))]
+fn py_last_generation<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    last_generation(evidence)
+}
+
+/// `Evidence.fragment_gap` (`fragment_gap`), for the Python.
+#[pyfunction(name = "fragment_gap")]
+#[pyo3(signature = (evidence, /))]
+fn py_fragment_gap<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    fragment_gap(evidence)
+}
+
+/// `Evidence.stopped_short` (`stopped_short`), for the Python.
+#[pyfunction(name = "stopped_short")]
+#[pyo3(signature = (evidence, /))]
+fn py_stopped_short<'py>(evidence: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    stopped_short(evidence)
 }
 
 /// `Evidence.calls_of` (`calls_of`), for the Python checks.
@@ -1033,6 +1190,11 @@ fn first_key_is<'py>(value: &Bound<'py, PyAny>, key: &Bound<'py, PyString>) -> P
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_placeholder, m)?)?;
     m.add_function(wrap_pyfunction!(py_calls_of, m)?)?;
+    m.add_function(wrap_pyfunction!(py_answer_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(py_answering, m)?)?;
+    m.add_function(wrap_pyfunction!(py_last_generation, m)?)?;
+    m.add_function(wrap_pyfunction!(py_fragment_gap, m)?)?;
+    m.add_function(wrap_pyfunction!(py_stopped_short, m)?)?;
     m.add_function(wrap_pyfunction!(py_lacking_of, m)?)?;
     m.add_function(wrap_pyfunction!(known_clear, m)?)?;
     view::register(m)?;

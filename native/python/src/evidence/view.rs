@@ -199,6 +199,14 @@ impl StepView {
         }
     }
 
+    /// The run's last model call (`last_generation`), or `None`.
+    pub(crate) fn last_generation_step<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        match self.last_generation_rec() {
+            Some(g) => g.step.bind(py).clone(),
+            None => py.None().into_bound(py),
+        }
+    }
+
     fn last_generation_rec(&self) -> Option<&Rec> {
         // `sorted(..., key=_order_key)[-1]`: the last of the greatest keys in order.
         let mut best: Option<&Rec> = None;
@@ -211,7 +219,7 @@ impl StepView {
     }
 
     /// `run_error_step`'s answer.
-    fn run_error_of<'py>(
+    pub(crate) fn run_error_of<'py>(
         &self,
         py: Python<'py>,
         last: Option<Bound<'py, PyAny>>,
@@ -583,7 +591,7 @@ impl StepView {
         )
     }
 
-    /// `evidence._final_answer_calls`: the calls a convention rule marks as answering
+    /// `evidence.final_answer_calls`: the calls a convention rule marks as answering
     /// (`attributes.delivers_answer`), the calls of a tool `names` names (`first_match(tool,
     /// names) is not None`, answered by the tuple's `NamedBy` kept for the process,
     /// `tool_glob::kept`: `first_match` is called only for what the core leaves to it), and
@@ -591,7 +599,7 @@ impl StepView {
     /// arguments are a structured answer (`structured_output` of an agent, or of an `other`
     /// step, that did not fail), sorted by end time (none: -1), then index.
     #[pyo3(signature = (names, first_match, /))]
-    fn final_answer_calls<'py>(
+    pub(crate) fn final_answer_calls<'py>(
         &self,
         names: &Bound<'py, PyTuple>,
         first_match: &Bound<'py, PyAny>,
@@ -755,7 +763,7 @@ impl StepView {
         Ok((found.clone(), Some(fields.step), None))
     }
 
-    /// `evidence._fragment_message` once the trace shows no orphan span: why the trace
+    /// `Evidence.fragment_gap` once the trace shows no orphan span: why the trace
     /// holds only part of a run, as `(found, step, value)` for the Python that words it, or
     /// `None`:
     ///
@@ -776,7 +784,7 @@ impl StepView {
     /// records only the output), and the root is looked for only when the first check
     /// found nothing.
     #[pyo3(signature = (root_span_id, asks_tools, history_ids, /))]
-    fn fragment<'py>(
+    pub(crate) fn fragment<'py>(
         &self,
         py: Python<'py>,
         root_span_id: &Bound<'py, PyAny>,
@@ -910,13 +918,13 @@ impl StepView {
         Ok(None)
     }
 
-    /// The calls `_stopped_short` finds left unread after the run's last model call `last`
+    /// The calls `stopped_short` finds left unread after the run's last model call `last`
     /// (whose `source` and `end_ns` are set): calls of a tool a span ran (not synthesized)
     /// that ended by the time `last` ended, that are no final-answer call (`id()` not in
     /// `answering`), and that `last` asked for (synthesized from its span) or that started
     /// when or after it ended. Tools are compared as Python's `set` compares them.
     #[pyo3(signature = (last, answering, /))]
-    fn unread_work<'py>(
+    pub(crate) fn unread_work<'py>(
         &self,
         last: &Bound<'py, PyAny>,
         answering: &Bound<'py, PyFrozenSet>,
