@@ -73,6 +73,34 @@ pub trait JoinSpan {
         attr: JoinAttr,
         f: impl FnOnce(Option<&str>) -> R,
     ) -> Result<R, Self::Error>;
+    /// `f` of what the walk reads of every span's attributes, each as `with_text_attr`
+    /// reads it: its session ids ([`JoinAttr::SESSIONS`], in order), its tool name, then its
+    /// operation name (read where the tool name is a non-empty text: `None` may stand for it
+    /// elsewhere). A caller that can read them in one pass does (a decoded span's list).
+    fn with_walk_texts<R>(&self, f: impl FnOnce(WalkTexts<'_>) -> R) -> Result<R, Self::Error> {
+        let [first, second] = JoinAttr::SESSIONS;
+        self.with_text_attr(first, move |conversation| {
+            self.with_text_attr(second, move |session| {
+                self.with_text_attr(JoinAttr::ToolName, move |tool| {
+                    let sessions = [conversation, session];
+                    if !tool.is_some_and(|name| !name.is_empty()) {
+                        return Ok(f(WalkTexts {
+                            sessions,
+                            tool,
+                            operation: None,
+                        }));
+                    }
+                    self.with_text_attr(JoinAttr::OperationName, move |operation| {
+                        f(WalkTexts {
+                            sessions,
+                            tool,
+                            operation,
+                        })
+                    })
+                })
+            })
+        })???
+    }
     /// Whether it has no parent span id.
     fn is_root(&self) -> Result<bool, Self::Error>;
     /// Its span id (hex).
@@ -81,6 +109,14 @@ pub trait JoinSpan {
     fn service(&self) -> Result<String, Self::Error>;
     /// (start, end) in ns since the epoch.
     fn times(&self) -> Result<(i128, i128), Self::Error>;
+}
+
+/// The text attributes the walk reads of one span ([`JoinSpan::with_walk_texts`]).
+#[derive(Debug, Clone, Copy)]
+pub struct WalkTexts<'a> {
+    pub sessions: [Option<&'a str>; 2],
+    pub tool: Option<&'a str>,
+    pub operation: Option<&'a str>,
 }
 
 /// What the window reads of one trace: its join keys (its own id as `trace:<id>`, the
@@ -120,31 +156,34 @@ pub fn facts<S: JoinSpan>(
                 keys.push(format!("trace:{linked}"));
             }
         })?;
-        for (attr, last) in JoinAttr::SESSIONS.into_iter().zip(&mut last_session) {
-            let key = span.with_text_attr(attr, |value| match value {
-                Some(value) if !value.is_empty() && last.as_deref() != Some(value) => {
-                    *last = Some(value.to_owned());
-                    Some(format!("{}:{value}", attr.key()))
+        let tool = span.with_walk_texts(|texts| {
+            let sessions = JoinAttr::SESSIONS.into_iter().zip(&mut last_session);
+            for ((attr, last), value) in sessions.zip(texts.sessions) {
+                match value {
+                    Some(value) if !value.is_empty() && last.as_deref() != Some(value) => {
+                        *last = Some(value.to_owned());
+                        keys.push(format!("{}:{value}", attr.key()));
+                    }
+                    _ => {}
+                }
+            }
+            match texts.tool {
+                Some(name) if !name.is_empty() && texts.operation == Some("execute_tool") => {
+                    Some(name.to_owned())
                 }
                 _ => None,
-            })?;
-            keys.extend(key);
-        }
-        let tool = span.with_text_attr(JoinAttr::ToolName, |name| {
-            name.filter(|name| !name.is_empty()).map(str::to_owned)
+            }
         })?;
         if let Some(name) = tool {
-            if span.with_text_attr(JoinAttr::OperationName, |op| op == Some("execute_tool"))? {
-                let (start, end) = span.times()?;
-                calls.push(ToolCall {
-                    trace_id: Arc::clone(&trace),
-                    span_id: span.span_id()?,
-                    service: span.service()?,
-                    name,
-                    start,
-                    end,
-                });
-            }
+            let (start, end) = span.times()?;
+            calls.push(ToolCall {
+                trace_id: Arc::clone(&trace),
+                span_id: span.span_id()?,
+                service: span.service()?,
+                name,
+                start,
+                end,
+            });
         }
         if span.is_root()? {
             roots += 1;
@@ -229,6 +268,35 @@ impl JoinSpan for &model::Span {
         f: impl FnOnce(Option<&str>) -> R,
     ) -> Result<R, Infallible> {
         Ok(f(text_attr(&self.attributes, attr.key())))
+    }
+
+    /// One pass over the span's attributes for the four keys (each a key of its own
+    /// length), the last of repeated keys kept: the walk searched the list once per key.
+    fn with_walk_texts<R>(&self, f: impl FnOnce(WalkTexts<'_>) -> R) -> Result<R, Infallible> {
+        const CONVERSATION: &str = JoinAttr::ConversationId.key();
+        const SESSION: &str = JoinAttr::SessionId.key();
+        const TOOL: &str = JoinAttr::ToolName.key();
+        const OPERATION: &str = JoinAttr::OperationName.key();
+        let mut found: [Option<&str>; 4] = [None; 4];
+        for kv in &self.attributes {
+            let at = match kv.key.as_str() {
+                CONVERSATION => 0,
+                SESSION => 1,
+                TOOL => 2,
+                OPERATION => 3,
+                _ => continue,
+            };
+            found[at] = match &kv.value {
+                model::AnyValue::Str(text) => Some(text),
+                _ => None,
+            };
+        }
+        let [conversation, session, tool, operation] = found;
+        Ok(f(WalkTexts {
+            sessions: [conversation, session],
+            tool,
+            operation,
+        }))
     }
 
     fn is_root(&self) -> Result<bool, Infallible> {

@@ -28,12 +28,23 @@ use crate::draft::{
     draft_attr, draft_held, draft_set, ATTRIBUTES, CLAIMED, FIELDS, FOLLOWS, KIND, REDACTED, RULE,
     SCOPE, SPAN, STATUS, SYNTHESIZED,
 };
-use crate::pydict::{eq_text, get, items, items_of};
-use crate::slots::{span, span_held, Held};
+use crate::pydict::{eq_text, for_each_item, for_each_item_of, get, items, items_of};
+use crate::slots::{span, span_held, ClassSlots, Held};
 use pyo3::exceptions::{PyAssertionError, PyTypeError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyList, PySet, PyString};
+
+/// Where a `CompiledRule` holds the two flags linking reads, probed on first use: asked per
+/// model call and per linked step (~36,000 asks a grade of data-2000), each ~160
+/// instructions by name.
+static RULE_SLOTS: ClassSlots = ClassSlots::new(
+    "otel_oracles.mapping._compile",
+    "CompiledRule",
+    &["synthesize", "result_from_messages"],
+);
+const SYNTHESIZE: usize = 0;
+const RESULT_FROM_MESSAGES: usize = 1;
 
 /// A draft's kind, as linking tells them apart.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -121,24 +132,35 @@ fn has_role(message: &Bound<'_, PyAny>) -> PyResult<bool> {
 /// The calls a model call asked for (`_requested_calls`): the `tool_call` parts with a name
 /// of its output messages, in order.
 pub(crate) fn requested_of<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+    let mut calls = Vec::new();
+    push_requested(draft, &mut calls)?;
+    Ok(calls)
+}
+
+/// [`requested_of`], appended to `calls`. The messages and their parts are read in place,
+/// as `_requested_calls`' loops read them: no list of them is copied per model call.
+fn push_requested<'py>(
+    draft: &Bound<'py, PyAny>,
+    calls: &mut Vec<Bound<'py, PyAny>>,
+) -> PyResult<()> {
     let py = draft.py();
     let fields = draft_held(draft, FIELDS, intern!(py, "fields"))?;
-    let mut calls = Vec::new();
-    for msg in field_items(&fields, intern!(py, "output_messages"))? {
+    let messages = get(&fields, intern!(py, "output_messages"))?;
+    for_each_item_of(&messages, |msg| {
         let parts = get(&msg, intern!(py, "parts"))?;
         if !parts.is_instance_of::<PyList>() {
-            continue;
+            return Ok(());
         }
-        for part in items(&parts)? {
+        for_each_item(&parts, |part| {
             if part.is_instance_of::<PyDict>()
                 && eq_text(&get(&part, intern!(py, "type"))?, intern!(py, "tool_call"))?
                 && get(&part, intern!(py, "name"))?.is_truthy()?
             {
                 calls.push(part);
             }
-        }
-    }
-    Ok(calls)
+            Ok(())
+        })
+    })
 }
 
 /// The tool calls a model call (a `Draft`) asked for: the `tool_call` parts with a name in
@@ -146,6 +168,15 @@ pub(crate) fn requested_of<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound
 #[pyfunction]
 fn requested_calls<'py>(draft: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     requested_of(draft)
+}
+
+/// Whether `a` and `b` are exact `str`s, the same one or of one UTF-8 text: keys a dict
+/// finds equal (an exact `str` hashes and compares by its text alone, running no code).
+fn same_text(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> bool {
+    let (Ok(a), Ok(b)) = (a.cast_exact::<PyString>(), b.cast_exact::<PyString>()) else {
+        return false;
+    };
+    a.is(b) || matches!((a.to_str(), b.to_str()), (Ok(a), Ok(b)) if a == b)
 }
 
 /// Python's `bisect_right` over ascending positions.
@@ -206,7 +237,13 @@ impl Positions {
     fn push(&mut self, pos: usize) {
         match self {
             Self::Inline(None) => *self = Self::Inline(Some(pos)),
-            Self::Inline(Some(first)) => *self = Self::Many(vec![*first, pos]),
+            Self::Inline(Some(first)) => {
+                // Room for a few more: a tool name called twice in a trace is mostly called
+                // again (growing from two moved the list at the third).
+                let mut all = Vec::with_capacity(4);
+                all.extend([*first, pos]);
+                *self = Self::Many(all);
+            }
             Self::Many(all) => all.push(pos),
         }
     }
@@ -404,8 +441,11 @@ struct Linking<'a, 'py> {
     linker: &'a Linker,
     results: Bound<'py, PyAny>,
     drafts: Vec<Info<'py>>,
-    /// Each draft's requests, read once (`_requested_calls`: outputs do not change here).
-    requested: Vec<Option<Vec<Bound<'py, PyAny>>>>,
+    /// Each draft's requests, read once (`_requested_calls`: outputs do not change here):
+    /// its place in `requests`, which holds every model call's read, one after another (one
+    /// list for the trace, rather than a list per model call copied to each reader).
+    requested: Vec<Option<Requests>>,
+    requests: Vec<Bound<'py, PyAny>>,
     /// `_Answers` per scope number.
     answers: Vec<Answers<'py>>,
     /// `_responses` of a draft, per scope number whose memo read it (`_Answers.responses`).
@@ -486,6 +526,27 @@ impl FirstAbove {
     }
 }
 
+/// A model call's requests: `Linking::requests[from..to]`.
+#[derive(Clone, Copy)]
+struct Requests {
+    from: usize,
+    to: usize,
+}
+
+impl Requests {
+    fn range(self) -> std::ops::Range<usize> {
+        self.from..self.to
+    }
+
+    fn is_empty(self) -> bool {
+        self.from == self.to
+    }
+
+    fn len(self) -> usize {
+        self.to - self.from
+    }
+}
+
 /// `Later`: the steps of a scope after a position.
 #[derive(Clone, Copy)]
 struct Later {
@@ -494,21 +555,34 @@ struct Later {
 }
 
 impl<'a, 'py> Linking<'a, 'py> {
-    fn requested(&mut self, d: usize) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        if self.requested[d].is_none() {
-            self.requested[d] = Some(requested_of(&self.drafts[d].obj)?);
+    /// Draft `d`'s requests, read at the first ask.
+    fn requested(&mut self, d: usize) -> PyResult<Requests> {
+        if let Some(found) = self.requested[d] {
+            return Ok(found);
         }
-        Ok(self.requested[d].clone().unwrap_or_default())
+        let from = self.requests.len();
+        push_requested(&self.drafts[d].obj, &mut self.requests)?;
+        let found = Requests {
+            from,
+            to: self.requests.len(),
+        };
+        self.requested[d] = Some(found);
+        Ok(found)
+    }
+
+    /// The requests `of` reads.
+    fn requests(&self, of: Requests) -> &[Bound<'py, PyAny>] {
+        &self.requests[of.range()]
     }
 
     fn fields(&self, d: usize) -> PyResult<Held<'_, 'py>> {
         draft_held(&self.drafts[d].obj, FIELDS, intern!(self.py, "fields"))
     }
 
-    fn rule_flag(&self, d: usize, name: &Bound<'py, PyString>) -> PyResult<bool> {
-        draft_held(&self.drafts[d].obj, RULE, intern!(self.py, "rule"))?
-            .getattr(name)?
-            .is_truthy()
+    /// `draft.rule.<name>` of draft `d`, `name` being the rule's slot `slot` ([`RULE_SLOTS`]).
+    fn rule_flag(&self, d: usize, slot: usize, name: &Bound<'py, PyString>) -> PyResult<bool> {
+        let rule = draft_held(&self.drafts[d].obj, RULE, intern!(self.py, "rule"))?;
+        RULE_SLOTS.get(&rule, slot, name)?.is_truthy()
     }
 
     fn claim_flag(&mut self, d: usize) -> PyResult<()> {
@@ -526,18 +600,18 @@ impl<'a, 'py> Linking<'a, 'py> {
     fn executors(
         &self,
         steps: Vec<usize>,
-        asked: &[(usize, usize, Vec<Bound<'py, PyAny>>)],
+        asked: &[(usize, usize, Requests)],
     ) -> PyResult<Executors<'py>> {
         let py = self.py;
         let mut asks = Index::new(py);
-        for (pos, _, requests) in asked {
-            for req in requests {
+        for &(pos, _, requests) in asked {
+            for req in self.requests(requests) {
                 let name = get(req, intern!(py, "name"))?;
                 let last = asks
                     .slot(&name)?
                     .and_then(|s| asks.lists[s].as_slice().last().copied());
-                if last != Some(*pos) {
-                    asks.at(&name, *pos)?;
+                if last != Some(pos) {
+                    asks.at(&name, pos)?;
                 }
             }
         }
@@ -618,12 +692,16 @@ impl<'a, 'py> Linking<'a, 'py> {
             if self.drafts[d].kind != Kind::Generation {
                 continue;
             }
-            let calls = match &self.requested[d] {
-                Some(calls) => calls.clone(),
-                None => requested_of(&self.drafts[d].obj)?,
+            let read;
+            let calls = match self.requested[d] {
+                Some(calls) => self.requests(calls),
+                None => {
+                    read = requested_of(&self.drafts[d].obj)?;
+                    &read
+                }
             };
             for req in calls {
-                if get(&req, intern!(py, "id"))?.is_truthy()? {
+                if get(req, intern!(py, "id"))?.is_truthy()? {
                     set.add(req.get_item(intern!(py, "id"))?.str()?)?;
                 }
             }
@@ -1066,7 +1144,7 @@ impl<'a, 'py> Linking<'a, 'py> {
                 theirs.append(get(c, name)?)?;
             }
             let ours = PyList::empty(py);
-            for c in &asked {
+            for c in self.requests(asked) {
                 ours.append(get(c, name)?)?;
             }
             if !PyAnyMethods::eq(theirs.as_any(), &ours)? {
@@ -1103,7 +1181,8 @@ impl<'a, 'py> Linking<'a, 'py> {
         let scope = later.scope;
         if !self.answers[scope].positions.contains_key(&gen) {
             let mut positions = FastMap::new();
-            for (i, call) in self.requested(gen)?.iter().enumerate() {
+            let asked = self.requested(gen)?;
+            for (i, call) in self.requests(asked).iter().enumerate() {
                 positions.entry(call.as_ptr() as usize).or_insert(i);
             }
             self.answers[scope].positions.insert(gen, positions);
@@ -1162,7 +1241,11 @@ impl<'a, 'py> Linking<'a, 'py> {
         later: Later,
     ) -> PyResult<()> {
         let py = self.py;
-        if !self.rule_flag(target, intern!(py, "result_from_messages"))? {
+        if !self.rule_flag(
+            target,
+            RESULT_FROM_MESSAGES,
+            intern!(py, "result_from_messages"),
+        )? {
             return Ok(());
         }
         let obj = self.drafts[target].obj.clone();
@@ -1405,14 +1488,24 @@ impl Linker {
         let scope_numbers = PyDict::new(py);
         let mut infos = Vec::with_capacity(drafts.len());
         let mut scopes: Vec<Vec<usize>> = Vec::new();
+        // The scope numbered last: a draft's scope mostly is its predecessor's, and an exact
+        // `str` of the same text is the key the dict would find, so it is not looked up.
+        let mut last: Option<(Bound<'py, PyAny>, usize)> = None;
         for (d, obj) in drafts.iter().enumerate() {
             let scope_text = draft_attr(&obj, SCOPE, intern!(py, "scope"))?;
-            let scope = match scope_numbers.get_item(&scope_text)? {
-                Some(n) => n.extract::<usize>()?,
-                None => {
-                    scope_numbers.set_item(&scope_text, scopes.len())?;
-                    scopes.push(Vec::new());
-                    scopes.len() - 1
+            let scope = match &last {
+                Some((text, n)) if same_text(text, &scope_text) => *n,
+                _ => {
+                    let n = match scope_numbers.get_item(&scope_text)? {
+                        Some(n) => n.extract::<usize>()?,
+                        None => {
+                            scope_numbers.set_item(&scope_text, scopes.len())?;
+                            scopes.push(Vec::new());
+                            scopes.len() - 1
+                        }
+                    };
+                    last = Some((scope_text.clone(), n));
+                    n
                 }
             };
             scopes[scope].push(d);
@@ -1442,6 +1535,7 @@ impl Linker {
             results: results.clone(),
             drafts: infos,
             requested: vec![None; n],
+            requests: Vec::new(),
             answers: Vec::new(),
             responses: FastMap::new(),
             beyond: None,
@@ -1459,7 +1553,7 @@ impl Linker {
             // A request read from the reply text (`in_text`, `_text_requests.py`) shows only
             // that call's: another reply of the scope may hold one the parse was not sure of.
             let mut calls_shown = false;
-            for req in asked.iter().flat_map(|(_, _, requests)| requests) {
+            for req in asked.iter().flat_map(|&(_, _, r)| link.requests(r)) {
                 if !get(req, intern!(py, "in_text"))?.is_truthy()? {
                     calls_shown = true;
                     break;
@@ -1486,9 +1580,8 @@ impl Linker {
                 answered: None,
                 turns: None,
             });
-            for (pos, gen, requests) in &asked {
-                let (pos, gen) = (*pos, *gen);
-                let synthesize = link.rule_flag(gen, intern!(py, "synthesize"))?;
+            for &(pos, gen, requests) in &asked {
+                let synthesize = link.rule_flag(gen, SYNTHESIZE, intern!(py, "synthesize"))?;
                 if requests.is_empty() && !synthesize {
                     continue;
                 }
@@ -1497,12 +1590,14 @@ impl Linker {
                     start: pos + 1,
                 };
                 let started = link.drafts[gen].times.map(|(s, _)| s);
-                for req in requests {
-                    match link.find(&mut executors, req, pos, started)? {
-                        None => unmatched.push((gen, req.clone(), later)),
+                for at in requests.range() {
+                    // Held apart from `requests`, which linking may read more into.
+                    let req = link.requests[at].clone();
+                    match link.find(&mut executors, &req, pos, started)? {
+                        None => unmatched.push((gen, req, later)),
                         Some(target) => {
-                            link.claim(target, req, gen)?;
-                            link.result_from_messages(target, gen, req, later)?;
+                            link.claim(target, &req, gen)?;
+                            link.result_from_messages(target, gen, &req, later)?;
                         }
                     }
                 }
@@ -1541,7 +1636,7 @@ impl Linker {
             if let Some(target) = link.outside(&mut outside, &req, gen)? {
                 link.claim(target, &req, gen)?;
                 link.result_from_messages(target, gen, &req, later)?;
-            } else if link.rule_flag(gen, intern!(py, "synthesize"))? {
+            } else if link.rule_flag(gen, SYNTHESIZE, intern!(py, "synthesize"))? {
                 let response = link.response(gen, &req, later, true)?;
                 let obj = link.drafts[gen].obj.clone();
                 let made = self

@@ -82,6 +82,40 @@ pub(crate) fn items_of<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py
     items(value)
 }
 
+/// `for item in value: f(item)` as Python's loop reads it, with no copy of the items: an
+/// exact `list` in place, by index, its length read again before each item (as a list's
+/// iterator does, so an item `f` appends is met and a removed one is not read past the end);
+/// any other iterable through its own iterator. Each item is held while `f` has it.
+pub(crate) fn for_each_item<'py>(
+    value: &Bound<'py, PyAny>,
+    mut f: impl FnMut(Bound<'py, PyAny>) -> PyResult<()>,
+) -> PyResult<()> {
+    if let Ok(list) = value.cast_exact::<PyList>() {
+        let mut at = 0;
+        while at < list.len() {
+            f(list.get_item(at)?)?;
+            at += 1;
+        }
+        return Ok(());
+    }
+    for item in value.try_iter()? {
+        f(item?)?;
+    }
+    Ok(())
+}
+
+/// [`for_each_item`] of `value or []` (`None` and any other falsy value hold none), as
+/// [`items_of`] reads them.
+pub(crate) fn for_each_item_of<'py>(
+    value: &Bound<'py, PyAny>,
+    f: impl FnMut(Bound<'py, PyAny>) -> PyResult<()>,
+) -> PyResult<()> {
+    if !value.is_exact_instance_of::<PyList>() && (value.is_none() || !value.is_truthy()?) {
+        return Ok(());
+    }
+    for_each_item(value, f)
+}
+
 /// A new `list` of `len` items, filled slot by slot from `items` (`PyList_New`, then
 /// `PyList_SetItem` into each slot once), as `list(tuple)` or a JSON array's values make one:
 /// ~60 instructions a list, where `PySequence_List` or appends grow it (~170). `items`
