@@ -198,16 +198,68 @@ fn string_stop_bytewise(bytes: &[u8], mut at: usize) -> usize {
 ///
 /// Where the CPU has SSSE3 and POPCNT (asked per string; every x86-64 CPU of the last
 /// fifteen years or so), a step whose stops are all `\"`s is stored packed, one shuffle
-/// for all its escapes ([`Sink::run`]): 112.8 M -> 92.8 M on data-2000's decode. Other CPUs
-/// and targets keep the loop below as it was.
+/// for all its escapes ([`Sink::run`]): 112.8 M -> 92.8 M on data-2000's decode. Where it
+/// has AVX2 as well, a step first looks at thirty-two bytes and stores them at once when
+/// they hold no stop (plain runs), else goes on with its first sixteen as before:
+/// 92.8 M -> 80.4 M. Other CPUs and targets keep the loop below as it was.
 #[inline(never)]
 fn unescape_into(bytes: &[u8], start: usize, out: &mut Vec<u8>) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+        // SAFETY: the CPU has AVX2 and POPCNT (just asked).
+        return unsafe { unescape_into_wide(bytes, start, out) };
+    }
     #[cfg(target_arch = "x86_64")]
     if packs_steps() {
         // SAFETY: the CPU has SSSE3 and POPCNT (`packs_steps` asked it).
         return unsafe { unescape_into_packing(bytes, start, out) };
     }
-    unescape_with::<false>(bytes, start, out)
+    unescape_with::<false, false>(bytes, start, out)
+}
+
+/// [`unescape_with`] with packed steps and plain runs thirty-two bytes a step, compiled for
+/// AVX2 (which brings SSSE3) and POPCNT.
+///
+/// # Safety
+/// The CPU has AVX2 and POPCNT.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,popcnt")]
+unsafe fn unescape_into_wide(bytes: &[u8], start: usize, out: &mut Vec<u8>) -> Option<usize> {
+    unescape_with::<true, true>(bytes, start, out)
+}
+
+/// The stops (as [`stops_mask`]) and `\"` backslashes (as [`stops_and_escaped_quotes`]) of
+/// the thirty-two bytes at `src`; when there is no stop, they are stored at `to` as well.
+///
+/// # Safety
+/// The CPU has AVX2; `src..src + 32` may be read and `to..to + 32` written.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn wide_step(src: *const u8, to: *mut u8) -> (u32, u32) {
+    use std::arch::x86_64::{
+        _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8, _mm256_storeu_si256,
+    };
+    // SAFETY: the caller's CPU has AVX2, and the caller lets both ranges be used.
+    unsafe {
+        let v = _mm256_loadu_si256(src.cast());
+        let below = _mm256_set1_epi8(0x1f);
+        let control = _mm256_cmpeq_epi8(_mm256_max_epu8(v, below), below);
+        let quote = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
+        let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
+        let any = _mm256_or_si256(control, _mm256_or_si256(quote, backslash));
+        let stops = _mm256_movemask_epi8(any) as u32;
+        if stops == 0 {
+            _mm256_storeu_si256(to.cast(), v);
+            return (0, 0);
+        }
+        let quotes = _mm256_movemask_epi8(quote) as u32;
+        (
+            stops,
+            _mm256_movemask_epi8(backslash) as u32 & (quotes >> 1),
+        )
+    }
 }
 
 /// Whether this CPU has what [`Sink::run`]'s packed steps use (SSSE3's byte shuffle and
@@ -226,19 +278,23 @@ fn packs_steps() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3,popcnt")]
 unsafe fn unescape_into_packing(bytes: &[u8], start: usize, out: &mut Vec<u8>) -> Option<usize> {
-    unescape_with::<true>(bytes, start, out)
+    unescape_with::<true, false>(bytes, start, out)
 }
 
 /// [`unescape_into`]'s loop; `PACK`: a step whose every stop is a `\"` is stored packed
 /// ([`Sink::run`]), which only a CPU with SSSE3 and POPCNT may run.
 #[inline(always)]
-fn unescape_with<const PACK: bool>(bytes: &[u8], start: usize, out: &mut Vec<u8>) -> Option<usize> {
+fn unescape_with<const PACK: bool, const WIDE: bool>(
+    bytes: &[u8],
+    start: usize,
+    out: &mut Vec<u8>,
+) -> Option<usize> {
     out.clear();
     let mut sink = Sink::new(out);
     let mut at = start;
     loop {
         // A plain run: stored sixteen bytes a step, the length moved to the stop.
-        at = sink.run::<PACK>(bytes, at);
+        at = sink.run::<PACK, WIDE>(bytes, at);
         match bytes.get(at) {
             Some(b'\\') => {}
             Some(b'"') => {
@@ -353,7 +409,7 @@ impl<'v> Sink<'v> {
     /// stored at once without its backslashes ([`store_without`]), whatever their number.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn run<const PACK: bool>(&mut self, bytes: &[u8], from: usize) -> usize {
+    fn run<const PACK: bool, const WIDE: bool>(&mut self, bytes: &[u8], from: usize) -> usize {
         use std::arch::x86_64::{_mm_loadu_si128, _mm_storeu_si128};
         // The sink's fields in locals, written back at the end and around `grow`: kept in
         // registers through the steps, where `self`'s would be read and written each step.
@@ -367,9 +423,29 @@ impl<'v> Sink<'v> {
                 self.grow(2 * LANES);
                 (ptr, cap) = (self.ptr, self.cap);
             }
-            // SAFETY: the load reads `bytes[at..at + LANES]`, inside `bytes`.
-            let chunk = unsafe { _mm_loadu_si128(bytes.as_ptr().add(at).cast()) };
-            let (mut mask, quoted) = stops_and_escaped_quotes(chunk);
+            let (mut mask, quoted, chunk);
+            if WIDE && at + 2 * LANES <= bytes.len() {
+                // SAFETY: `WIDE` is only set where the CPU has AVX2 (`unescape_into_wide`);
+                // the step reads `bytes[at..at + 2 * LANES]`, inside `bytes`, and writes
+                // `2 * LANES` bytes from `len`, inside the room made.
+                let (stops, wide_quoted) =
+                    unsafe { wide_step(bytes.as_ptr().add(at), ptr.add(len)) };
+                if stops == 0 {
+                    len += 2 * LANES;
+                    at += 2 * LANES;
+                    continue;
+                }
+                // The first sixteen bytes taken as a step of their own: their masks are
+                // the low halves, but for a `\"` across their end (no escape of theirs).
+                mask = (stops & 0xffff) as i32;
+                quoted = (wide_quoted & 0x7fff) as i32;
+                // SAFETY: the load reads `bytes[at..at + LANES]`, inside `bytes`.
+                chunk = unsafe { _mm_loadu_si128(bytes.as_ptr().add(at).cast()) };
+            } else {
+                // SAFETY: the load reads `bytes[at..at + LANES]`, inside `bytes`.
+                chunk = unsafe { _mm_loadu_si128(bytes.as_ptr().add(at).cast()) };
+                (mask, quoted) = stops_and_escaped_quotes(chunk);
+            }
             if mask == 0 {
                 // SAFETY: the store writes `LANES` bytes from `len`, inside the room made.
                 unsafe { _mm_storeu_si128(ptr.add(len).cast(), chunk) };
@@ -439,7 +515,7 @@ impl<'v> Sink<'v> {
     /// packed steps: `PACK` is never set).
     #[cfg(not(target_arch = "x86_64"))]
     #[inline]
-    fn run<const PACK: bool>(&mut self, bytes: &[u8], from: usize) -> usize {
+    fn run<const PACK: bool, const WIDE: bool>(&mut self, bytes: &[u8], from: usize) -> usize {
         let stop = string_stop(bytes, from);
         self.extend(&bytes[from..stop]);
         stop
@@ -1039,7 +1115,16 @@ mod tests {
         // quote), at every offset of a step: both loops (the packed one where this CPU
         // has SSSE3 and POPCNT) give serde_json's string and end at the closing quote.
         let pieces = [
-            "\\\"", "\\\"", "\\\"", "\\\"", "a", "bcd", "\\\\", "\\n", "\\\\\\\"",
+            "\\\"",
+            "\\\"",
+            "\\\"",
+            "\\\"",
+            "a",
+            "bcd",
+            "\\\\",
+            "\\n",
+            "\\\\\\\"",
+            "0123456789abcdefghijklmnopqrstuvwxyz0123",
         ];
         let mut next = draws(0x9e37_79b9_7f4a_7c15);
         for _ in 0..4000 {
@@ -1051,7 +1136,7 @@ mod tests {
             let end = lead.len() + text.len() + 1;
             let mut out = Vec::new();
             assert_eq!(
-                super::unescape_with::<false>(document.as_bytes(), 1, &mut out),
+                super::unescape_with::<false, false>(document.as_bytes(), 1, &mut out),
                 Some(end)
             );
             assert_eq!(out, expect.as_bytes(), "{document}");
@@ -1060,6 +1145,14 @@ mod tests {
                 out.clear();
                 // SAFETY: `packs_steps` found SSSE3 and POPCNT.
                 let got = unsafe { super::unescape_into_packing(document.as_bytes(), 1, &mut out) };
+                assert_eq!(got, Some(end));
+                assert_eq!(out, expect.as_bytes(), "{document}");
+            }
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("popcnt") {
+                out.clear();
+                // SAFETY: the CPU has AVX2 and POPCNT (just asked).
+                let got = unsafe { super::unescape_into_wide(document.as_bytes(), 1, &mut out) };
                 assert_eq!(got, Some(end));
                 assert_eq!(out, expect.as_bytes(), "{document}");
             }
