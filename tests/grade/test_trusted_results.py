@@ -433,3 +433,64 @@ def test_graded_traces_hold_exactly_what_validation_would() -> None:
     for r in verdict.results:
         assert type(r.span_ids) is list and type(r.step_indexes) is list
         assert_same_object(r, validated(r.model_dump()))
+
+
+def test_each_verdict_carries_its_own_contracts_values() -> None:
+    # The core keeps, per compiled contract, the verdict's dict with the contract's id,
+    # version, hash and name in (``VerdictHead``): verdicts of compiled contracts graded in
+    # turn carry each their own, and a failing result's message its own, not the one its
+    # check's kept dict holds (the first result's of that outcome).
+    first = compile_contract(contract(invariants=[{"type": "max_tool_calls", "max": 0}]))
+    renamed = contract(invariants=[{"type": "max_tool_calls", "max": 0}]).model_copy(
+        update={"id": "other", "version": 3, "name": "Other", "content_hash": "h"}
+    )
+    other = compile_contract(renamed)
+    for calls in (1, 2, 1):
+        trajectory = traj(*(tool("t") for _ in range(calls)))
+        a, b = grade(first, trajectory), grade(other, trajectory)
+        assert (a.contract_id, a.contract_version, a.contract_name) == ("c", 1, "")
+        assert (b.contract_id, b.contract_version, b.contract_name) == ("other", 3, "Other")
+        assert b.contract_hash == "h" and a.contract_hash == first.contract.content_hash
+        for verdict in (a, b):
+            (result,) = verdict.results
+            assert not result.passed and str(calls) in result.message
+            assert verdict.counts.invariant_failures == 1
+            assert verdict.counts.model_fields_set == {"invariant_failures"}
+
+
+def test_verdicts_of_more_compiled_contracts_than_the_core_keeps_carry_their_own() -> None:
+    # The core keeps the verdict values of a bounded number of compiled contracts (a server
+    # reloading its contracts compiles new ones) and lets them all go past it: graded in
+    # turn, more of them than it keeps, and again, each verdict still carries its own
+    # contract's values, and one the core has let go is kept afresh. A contract built by
+    # ``model_construct`` with a value of another type is never copied unvalidated.
+    compiled = [
+        compile_contract(
+            contract().model_copy(
+                update={"id": f"c{n}", "version": n + 1, "name": f"N{n}", "content_hash": f"h{n}"}
+            )
+        )
+        for n in range(40)
+    ]
+    loose = CompiledContract(
+        compiled[0].contract.model_copy(update={"version": True}),
+        compiled[0].checks,
+        compiled[0].selector,
+    )
+    assert not loose.plain
+    for _ in range(2):
+        for n, each in enumerate([*compiled, loose]):
+            verdict = grade(each, traj(gen("hi")))
+            values = (
+                verdict.contract_id,
+                verdict.contract_version,
+                verdict.contract_name,
+                verdict.contract_hash,
+            )
+            if each is loose:
+                # Validated: ``True`` made the ``int`` its field holds.
+                assert values == ("c0", 1, "N0", "h0")
+                assert type(verdict.contract_version) is int
+            else:
+                assert values == (f"c{n}", n + 1, f"N{n}", f"h{n}")
+            assert verdict.model_fields_set == set(type(verdict).model_fields)

@@ -30,7 +30,7 @@
 //! (`plain_finding`; the model's instance state filled as pydantic's `__setstate__` fills
 //! it, which `otel_oracles.model.result` verifies at import), else validated.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 use std::time::Instant;
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
@@ -129,6 +129,8 @@ pub struct CheckRunner {
     complete: Py<PyAny>,
     /// `time.perf_counter_ns`, the clock `grade` starts each verdict's duration by.
     clock: Py<PyAny>,
+    /// The compiled contracts' `VerdictHead`s, by the first verdict of each.
+    heads: Mutex<Vec<VerdictHead>>,
 }
 
 /// `Finding`'s fields in the order `CheckRunner::finding` reads them (its slot numbers):
@@ -258,6 +260,7 @@ impl CheckRunner {
             verdicts: verdicts.unbind(),
             complete: complete.unbind(),
             clock: clock.unbind(),
+            heads: Mutex::new(Vec::new()),
         })
     }
 
@@ -302,7 +305,8 @@ impl CheckRunner {
     /// appended when the trajectory has orphan spans, timed from `start` (`clock`'s): what
     /// `grade` returns. `tally` is `run`'s of the results it made, which begin `results`:
     /// only the results after them are read again. Built unvalidated when every value it
-    /// copies is of its field's exact type (`Verdicts::build`), else validated.
+    /// copies is of its field's exact type (`ModelFill::finish`), else validated; its
+    /// dict a copy of the compiled contract's `VerdictHead`'s.
     #[pyo3(signature = (compiled, trajectory, results, start, tally = None))]
     fn verdict<'py>(
         &self,
@@ -329,7 +333,8 @@ impl CheckRunner {
             .as_deref()
             .filter(|tally| tally.results <= results.len());
         let (passed, counts) = verdicts.tally(results.as_any(), tally)?;
-        let mut subject = trajectory.getattr(intern!(py, "trace_id"))?;
+        let trace_id = trajectory.getattr(intern!(py, "trace_id"))?;
+        let mut subject = trace_id.clone();
         if !subject.is_truthy()? {
             subject = trajectory.getattr(intern!(py, "source"))?;
             if !subject.is_truthy()? {
@@ -337,13 +342,12 @@ impl CheckRunner {
             }
         }
         let names = [
-            trajectory.getattr(intern!(py, "trace_id"))?,
+            trace_id,
             trajectory.getattr(intern!(py, "root_span_id"))?,
             trajectory.getattr(intern!(py, "root_name"))?,
             trajectory.getattr(intern!(py, "agent_name"))?,
         ];
-        let plain = compiled.getattr(intern!(py, "plain"))?.is_truthy()?
-            && subject.is_exact_instance_of::<PyString>()
+        let plain = subject.is_exact_instance_of::<PyString>()
             && names
                 .iter()
                 .all(|name| name.is_none() || name.is_exact_instance_of::<PyString>())
@@ -352,11 +356,10 @@ impl CheckRunner {
                 .all(|result| result.get_type().is(verdicts.result.bind(py)));
         let duration = self.clock.bind(py).call0()?.sub(start)?;
         let [trace_id, root_span_id, root_name, agent_name] = names;
+        let fill = verdicts.verdict.get();
+        let (dict, contract_plain) = self.verdict_head(fill, compiled, &contract)?;
+        let plain = plain && contract_plain;
         let values = [
-            contract.getattr(intern!(py, "id"))?,
-            contract.getattr(intern!(py, "version"))?,
-            contract.getattr(intern!(py, "content_hash"))?,
-            contract.getattr(intern!(py, "name"))?,
             subject,
             trace_id,
             root_span_id,
@@ -367,11 +370,88 @@ impl CheckRunner {
             counts,
             duration,
         ];
-        verdicts.verdict.get().build(py, values, plain, None)
+        for (name, value) in fill.names[CONTRACT_VALUES..].iter().zip(values) {
+            set_item(&dict, name.bind(py), &value)?;
+        }
+        fill.finish(py, dict, plain, None)
     }
 }
 
+/// How many compiled contracts' `VerdictHead`s a runner keeps (a grade has a few; a
+/// server reloading its contracts compiles new ones: past this many, the kept are let go).
+const HEADS: usize = 16;
+
+/// What every verdict of one compiled contract starts with (`CheckRunner::verdict_head`):
+/// whether its contract's values are of their fields' exact types (`CompiledContract.
+/// plain`), and `Verdict`'s template with the four of them set (`contract_id`,
+/// `contract_version`, `contract_hash`, `contract_name`), read once instead of four
+/// attribute reads of the contract and four values set per verdict.
+struct VerdictHead {
+    /// The `CompiledContract`, held (so no other object takes its address); told by
+    /// identity, as a compiled contract and its contract are immutable.
+    compiled: Py<PyAny>,
+    plain: bool,
+    dict: Py<PyDict>,
+}
+
+/// How many of `Verdict`'s fields come first from the contract (`VerdictHead`).
+const CONTRACT_VALUES: usize = 4;
+
 impl CheckRunner {
+    /// A new `__dict__` for a verdict of `compiled` (whose `contract` is given): a copy of
+    /// its `VerdictHead`'s, made and kept by its first verdict; and whether the contract's
+    /// values are plain. No lock is held while Python code may run (attribute reads, the
+    /// copy).
+    fn verdict_head<'py>(
+        &self,
+        fill: &ModelFill,
+        compiled: &Bound<'py, PyAny>,
+        contract: &Bound<'py, PyAny>,
+    ) -> PyResult<(Bound<'py, PyDict>, bool)> {
+        let py = compiled.py();
+        let kept = match self.heads.lock() {
+            Ok(heads) => heads
+                .iter()
+                .find(|head| head.compiled.bind(py).is(compiled))
+                .map(|head| (head.dict.clone_ref(py), head.plain)),
+            Err(_) => None,
+        };
+        if let Some((dict, plain)) = kept {
+            return Ok((dict.bind(py).copy()?, plain));
+        }
+        let plain = compiled.getattr(intern!(py, "plain"))?.is_truthy()?;
+        let dict = fill.template.bind(py).copy()?;
+        for (name, field) in fill.names[..CONTRACT_VALUES].iter().zip([
+            intern!(py, "id"),
+            intern!(py, "version"),
+            intern!(py, "content_hash"),
+            intern!(py, "name"),
+        ]) {
+            set_item(&dict, name.bind(py), &contract.getattr(field)?)?;
+        }
+        let head = VerdictHead {
+            compiled: compiled.clone().unbind(),
+            plain,
+            dict: dict.clone().unbind(),
+        };
+        let let_go = match self.heads.lock() {
+            Ok(mut heads) => {
+                let let_go = if heads.len() >= HEADS {
+                    std::mem::take(&mut *heads)
+                } else {
+                    Vec::new()
+                };
+                heads.push(head);
+                let_go
+            }
+            Err(_) => Vec::new(),
+        };
+        // Released after the lock: a released value's finalizer may run Python code, which
+        // may grade again.
+        drop(let_go);
+        Ok((dict.copy()?, plain))
+    }
+
     /// Field number `slot` of a check's finding (`FINDING_FIELDS`): read in the instance's
     /// memory when it is exactly a `Finding` (`SlotLayout::get`), else by name.
     #[inline(always)]
@@ -541,8 +621,12 @@ impl CheckRunner {
         // decides beyond them is set in a copy of it.
         let results = self.results.get();
         let flag = PyBool::new(py, passed).to_owned().into_any();
-        let (dict, decided, holds_used) =
-            head.result_fields(results, contract, decided, &outcome, &flag, &used)?;
+        let Kept {
+            dict,
+            decided,
+            holds_used,
+            holds_message,
+        } = head.result_fields(results, contract, decided, &outcome, &flag, &used, &message)?;
         if !decided {
             set_item(&dict, results.names[OUTCOME].bind(py), &outcome)?;
             set_item(&dict, results.names[PASSED].bind(py), &flag)?;
@@ -550,8 +634,10 @@ impl CheckRunner {
         if !holds_used {
             set_item(&dict, results.names[RESULT_USED].bind(py), &used)?;
         }
+        if !holds_message {
+            set_item(&dict, results.names[RESULT_MESSAGE].bind(py), &message)?;
+        }
         for (field, value) in [
-            (RESULT_MESSAGE, message),
             (RESULT_DETAILS, details),
             (PARAMS, params),
             (RESULT_SPAN_IDS, span_ids),
@@ -792,7 +878,7 @@ pub struct CheckHead {
     /// Its results' `__dict__` as far as neither the finding nor the clock decides it
     /// (`RESULT_FIELDS`' order, the others `None`, `used` the first result's), for the
     /// contract first graded with: each result's is one copy of it and nine values set, not
-    /// sixteen (six: see `HeadFields::decided` and `HeadFields::used`). Made by the first
+    /// sixteen (five for most: see `HeadFields::decided`, `HeadFields::used`). Made by the first
     /// result (the runner holds the result model's template), never replaced.
     fields: OnceLock<HeadFields>,
 }
@@ -801,6 +887,16 @@ pub struct CheckHead {
 /// (`HeadFields::decided`): pass, tolerated, invariant failure, exhausted budget, and
 /// missing evidence failing and passing (`on_missing_evidence: warn`).
 const DECIDED: usize = 6;
+
+/// A new `__dict__` for a result (`CheckHead::result_fields`) and which of the values the
+/// finding decides it holds already.
+struct Kept<'py> {
+    dict: Bound<'py, PyDict>,
+    /// The outcome and `passed`.
+    decided: bool,
+    holds_used: bool,
+    holds_message: bool,
+}
 
 /// A check's results' fixed fields (`CheckHead::fields`) and the contract values they hold.
 struct HeadFields {
@@ -811,8 +907,11 @@ struct HeadFields {
     dict: Py<PyDict>,
     /// `dict` with the outcome and `passed` set as well, by the outcome's place
     /// (`CheckRunner::result`): a check's results take one or two of these, so each result
-    /// sets seven values instead of nine. Each made by the first result of its outcome.
-    decided: [OnceLock<Py<PyDict>>; DECIDED],
+    /// sets seven values instead of nine. Each made by the first result of its outcome,
+    /// with that result's message, which it keeps beside: a later result whose message is
+    /// that very object (a passing check's is mostly the one `holds` text the plans
+    /// intern) leaves it as copied, one value less set.
+    decided: [OnceLock<(Py<PyDict>, Py<PyAny>)>; DECIDED],
     /// The `used` `dict` holds (the first result's): a result whose finding's `used` is
     /// this very object, as nearly every one is (a finding's `used` is `0`, an int
     /// CPython keeps one object of), leaves it as copied, one value less set (~180
@@ -827,8 +926,10 @@ impl CheckHead {
     /// belongs to one contract), whether `outcome` and `passed` are set in it too (they
     /// are when the outcome stands at `decided`, `HeadFields::decided`, and the contract is
     /// the kept one), and whether it holds `used` already (`HeadFields::used`: the kept
-    /// dict's is that object, or the dict was made afresh with it). Nothing but a dict's
+    /// dict's is that object, or the dict was made afresh with it), and whether it holds
+    /// `message` (`HeadFields::decided`'s, that very object). Nothing but a dict's
     /// construction runs while a cell is set, so no lock is held around Python code.
+    #[allow(clippy::too_many_arguments)]
     fn result_fields<'py>(
         &self,
         results: &ModelFill,
@@ -837,23 +938,40 @@ impl CheckHead {
         outcome: &Bound<'py, PyAny>,
         passed: &Bound<'py, PyAny>,
         used: &Bound<'py, PyAny>,
-    ) -> PyResult<(Bound<'py, PyDict>, bool, bool)> {
+        message: &Bound<'py, PyAny>,
+    ) -> PyResult<Kept<'py>> {
         let py = contract.id.py();
         if let Some(kept) = self.fields.get() {
             if kept.id.bind(py).is(&contract.id) && kept.version.bind(py).is(&contract.version) {
                 let holds_used = kept.used.bind(py).is(used);
                 let Some(at) = decided else {
-                    return Ok((kept.dict.bind(py).copy()?, false, holds_used));
+                    return Ok(Kept {
+                        dict: kept.dict.bind(py).copy()?,
+                        decided: false,
+                        holds_used,
+                        holds_message: false,
+                    });
                 };
-                if let Some(dict) = kept.decided[at].get() {
-                    return Ok((dict.bind(py).copy()?, true, holds_used));
+                if let Some((dict, held)) = kept.decided[at].get() {
+                    return Ok(Kept {
+                        dict: dict.bind(py).copy()?,
+                        decided: true,
+                        holds_used,
+                        holds_message: held.bind(py).is(message),
+                    });
                 }
                 let dict = kept.dict.bind(py).copy()?;
                 set_item(&dict, results.names[OUTCOME].bind(py), outcome)?;
                 set_item(&dict, results.names[PASSED].bind(py), passed)?;
+                set_item(&dict, results.names[RESULT_MESSAGE].bind(py), message)?;
                 // Lost to another thread's set: that one is kept, this dict only used here.
-                let _ = kept.decided[at].set(dict.clone().unbind());
-                return Ok((dict.copy()?, true, holds_used));
+                let _ = kept.decided[at].set((dict.clone().unbind(), message.clone().unbind()));
+                return Ok(Kept {
+                    dict: dict.copy()?,
+                    decided: true,
+                    holds_used,
+                    holds_message: true,
+                });
             }
         }
         let dict = results.template.bind(py).copy()?;
@@ -883,7 +1001,12 @@ impl CheckHead {
                 used: used.clone().unbind(),
             });
         }
-        Ok((dict.copy()?, false, true))
+        Ok(Kept {
+            dict: dict.copy()?,
+            decided: false,
+            holds_used: true,
+            holds_message: false,
+        })
     }
 }
 
@@ -1211,7 +1334,8 @@ fn fresh<'py>(alloc: ffi::allocfunc, model: &Bound<'py, PyType>) -> PyResult<Bou
     unsafe { Bound::from_owned_ptr_or_err(model.py(), alloc(model.as_type_ptr(), 0)) }
 }
 
-/// `Verdict`'s fields in declaration order (what `Verdicts::build` is given).
+/// `Verdict`'s fields in declaration order (`CheckRunner::verdict` sets them, the first
+/// `CONTRACT_VALUES` through its `VerdictHead`).
 const VERDICT_FIELDS: [&str; 13] = [
     "contract_id",
     "contract_version",
@@ -1254,6 +1378,9 @@ pub struct Verdicts {
     /// Where the first of `outcome` and `passed` stands among `result`'s fields, its
     /// results' `__dict__` read from there (`StepFields::read`); 0 when the model lacks one.
     read_at: isize,
+    /// `Counts`' template with every count `0`: a tally's dict is a copy of it with the
+    /// counts that are not zero set (one or none for most verdicts, not all five).
+    zeros: Py<PyDict>,
 }
 
 impl Verdicts {
@@ -1287,9 +1414,18 @@ impl Verdicts {
                 return Err(PyErr::fetch(py));
             }
         }
-        let count = |at: usize| tally.n[at].into_pyobject(py).map(Bound::into_any);
-        let values = [count(0)?, count(1)?, count(2)?, count(3)?, count(4)?];
-        Ok((tally.passed, counts.build(py, values, true, Some(set))?))
+        // The counts a verdict has not (most, of a passing one all) are the kept zeros.
+        let dict = self.zeros.bind(py).copy()?;
+        for (at, name) in counts.names.iter().enumerate() {
+            if tally.n[at] > 0 {
+                set_item(
+                    &dict,
+                    name.bind(py),
+                    tally.n[at].into_pyobject(py)?.as_any(),
+                )?;
+            }
+        }
+        Ok((tally.passed, counts.finish(py, dict, true, Some(set))?))
     }
 
     /// `result` counted into `tally`: its `passed` and `outcome` read (`passed_outcome`).
@@ -1463,6 +1599,14 @@ impl Verdicts {
             [Some(outcome), Some(passed)] => outcome.min(passed),
             _ => 0,
         };
+        let zeros = {
+            let fill = counts.get();
+            let dict = fill.template.bind(py).copy()?;
+            for name in &fill.names {
+                set_item(&dict, name.bind(py), 0u8.into_pyobject(py)?.as_any())?;
+            }
+            dict.unbind()
+        };
         Ok(Self {
             verdict: verdict.unbind(),
             counts: counts.unbind(),
@@ -1472,6 +1616,7 @@ impl Verdicts {
             pass: pass_.unbind(),
             result: result.unbind(),
             read_at,
+            zeros,
         })
     }
 
