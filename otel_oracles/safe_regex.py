@@ -375,7 +375,9 @@ def _longest_untimed(steps: _Poly, guarded: bool, starts: bool) -> int:
 def _untimed_chars(rx: Pattern) -> tuple[int, int]:
     """How long a text ``rx`` may search, and match, untimed (``UNTIMED_WORK``): -1 for
     each (not even an empty one) unless the pattern is in ``_Parser``'s subset with plain
-    flags. Decided once per compiled pattern."""
+    flags. Decided once per compiled pattern. Its callers read the table
+    first (``_UNTIMED.get(rx) or ...``): a pattern decided already then costs no frame of
+    this function (``search`` runs ~2,300 times a grade of data-2000)."""
     try:
         return _UNTIMED[rx]
     except KeyError:
@@ -408,7 +410,7 @@ def _over_budget(pattern: Pattern, text: str | bytes) -> RegexBudgetExceeded:
 def search(pattern: str | Pattern, text: str, flags: int = 0, pos: int = 0) -> Match | None:
     """``re.search`` under the budget."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
-    if len(text) <= _untimed_chars(rx)[0]:
+    if len(text) <= (_UNTIMED.get(rx) or _untimed_chars(rx))[0]:
         return rx.search(text, pos)
     try:
         return rx.search(text, pos, timeout=BUDGET_S)
@@ -419,7 +421,7 @@ def search(pattern: str | Pattern, text: str, flags: int = 0, pos: int = 0) -> M
 def match(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
     """``re.match`` under the budget."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
-    if len(text) <= _untimed_chars(rx)[1]:
+    if len(text) <= (_UNTIMED.get(rx) or _untimed_chars(rx))[1]:
         return rx.match(text)
     try:
         return rx.match(text, timeout=BUDGET_S)
@@ -430,7 +432,7 @@ def match(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
 def fullmatch(pattern: str | Pattern, text: str, flags: int = 0) -> Match | None:
     """``re.fullmatch`` under the budget."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
-    if len(text) <= _untimed_chars(rx)[1]:
+    if len(text) <= (_UNTIMED.get(rx) or _untimed_chars(rx))[1]:
         return rx.fullmatch(text)
     try:
         return rx.fullmatch(text, timeout=BUDGET_S)
@@ -442,7 +444,7 @@ def finditer(pattern: str | Pattern, text: str | bytes, flags: int = 0) -> Itera
     """``re.finditer`` under one budget for the whole scan (``text`` may be bytes when the
     pattern is)."""
     rx = compile_pattern(pattern, flags) if isinstance(pattern, str) else pattern
-    if isinstance(text, str) and len(text) <= _untimed_chars(rx)[0]:
+    if isinstance(text, str) and len(text) <= (_UNTIMED.get(rx) or _untimed_chars(rx))[0]:
         yield from rx.finditer(text)
         return
     try:

@@ -26,7 +26,12 @@ from otel_oracles.grade.compiled import CompiledCheck, CompiledContract, compile
 from otel_oracles.grade.completeness import trace_complete
 from otel_oracles.grade.evidence import Evidence
 from otel_oracles.grade.loader import compile_contract
-from otel_oracles.grade.oracles.base import Finding, GradeContext, OracleCheck
+from otel_oracles.grade.oracles.base import (
+    Finding,
+    GradeContext,
+    OracleCheck,
+    workspaceless_context,
+)
 from otel_oracles.model.contract import Contract, OracleSpec
 from otel_oracles.model.result import (
     RESULTS,
@@ -359,13 +364,7 @@ def grade(
         workspace = compiled.workspace
         if workspace is None:
             # Nothing to replay, nothing to remove afterwards: no exit stack (most contracts).
-            ctx = GradeContext(
-                trajectory=trajectory,
-                contract=contract,
-                initial_workspace={},
-                commands=commands,
-                evidence=evidence,
-            )
+            ctx = workspaceless_context(trajectory, contract, commands, evidence)
             clear, gapless = known_clear(evidence, compiled.plan, trajectory.incomplete)
             results, tally = _RUNNER.run(compiled.checks, ctx, clear, gapless)
         else:

@@ -625,12 +625,16 @@ _ANSWER_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 
 
 def _final_output_of(ev: Evidence) -> FinalOutput:
-    unfinished = _unfinished(ev.trajectory)
-    if unfinished is not None:
+    # Asked once per trajectory whose contracts read its answer; the common case (a finished
+    # run, no final-answer call, the last model call's text) costs no frame of Python beyond
+    # this one: the orphans tested before ``_unfinished`` words them, the core's kept list
+    # of final-answer calls read in place (not copied), the output made by ``_make_output``.
+    if ev.trajectory.orphan_spans:
         # A run the trace does not show finish returned no answer it shows: any text seen
         # (a final-answer call, a model call's text) may be one the run went on from.
+        unfinished = _unfinished(ev.trajectory)
         return _output(None, ev.last_generation(), f"no final answer: {unfinished}")
-    answers = ev.final_answer_calls()
+    answers: list[Step] = native_answer_calls(ev)
     if answers:
         return _tool_answer(answers[-1])
     # The rest is read by the core in one walk (``StepView.final_output``): the run's last
@@ -647,7 +651,7 @@ def _final_output_of(ev: Evidence) -> FinalOutput:
     # in an error returned none), else why there is none.
     kind, step, value = ev.groups.final_output(CUT_FINISH_REASONS)
     if kind == "text":
-        return _output(value, step)
+        return _make_output(value, step, None, None)
     if kind == "structured":
         return _output(_object_answer_text(value), step, value=value)
     if kind == "error":

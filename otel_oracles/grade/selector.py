@@ -38,7 +38,8 @@ from otel_oracles.errors import ContractError
 from otel_oracles.model.contract import Contract, MatchSpec
 from otel_oracles.model.span import Trace
 
-ValueTest = Callable[[Any], bool]
+ValueTest = tuple[Any, Callable[[Any], bool] | None]
+"""A compiled selector value: the value, and its regex's test when written as a regex."""
 
 AGENT_NAME = "gen_ai.agent.name"
 """The span attribute that stands for the agent's identity in ``span`` selectors."""
@@ -51,19 +52,37 @@ _MISSING = object()
 
 
 def _value_test(expected: Any, where: str, source: str | None) -> ValueTest:
+    """A selector value as ``(expected, regex test)``: the regex test for a value written
+    between slashes, else ``None`` (an exact value, compared in place by ``_holds`` and
+    ``Selector.__call__``: a lambda called per contract per trace cost a Python frame each
+    time, more than the comparison)."""
     if isinstance(expected, str) and len(expected) >= 2 and expected[0] == expected[-1] == "/":
         try:
             rx = safe_regex.compile_pattern(expected[1:-1])
         except safe_regex.RegexSyntaxError as exc:
             raise ContractError(f"{where}: invalid regex {expected!r}: {exc}", source) from None
-        return lambda v: (
-            v is not _MISSING and v is not None and safe_regex.search(rx, str(v)) is not None
+        return (
+            expected,
+            lambda v: (
+                v is not _MISSING and v is not None and safe_regex.search(rx, str(v)) is not None
+            ),
         )
-    return lambda v: v is not _MISSING and v == expected
+    return expected, None
 
 
-def _pairs(spec: Mapping[str, Any], where: str, source: str | None) -> list[tuple[str, ValueTest]]:
-    return [(k, _value_test(v, f"{where}.{k}", source)) for k, v in spec.items()]
+def _holds(test: ValueTest, value: Any) -> bool:
+    """Whether ``value`` (``_MISSING`` when absent) satisfies the selector value ``test``."""
+    expected, search = test
+    if search is not None:
+        return search(value)
+    return value is not _MISSING and value == expected
+
+
+def _pairs(
+    spec: Mapping[str, Any], where: str, source: str | None
+) -> list[tuple[str, Any, Callable[[Any], bool] | None]]:
+    """``(key, expected, regex test or None)`` per ``key: value`` of ``spec``."""
+    return [(k, *_value_test(v, f"{where}.{k}", source)) for k, v in spec.items()]
 
 
 class Selector:
@@ -79,32 +98,48 @@ class Selector:
         )
         self._resource = _pairs(match.resource, f"{where}.resource", source) if match else []
         self._span = _pairs(match.span, f"{where}.span", source) if match else []
-        self._by_agent = any(key == AGENT_NAME for key, _ in self._span)
+        self._by_agent = any(pair[0] == AGENT_NAME for pair in self._span)
         self._root_name = (
             _value_test(match.root_name, f"{where}.root_name", source)
             if match is not None and match.root_name is not None
             else None
         )
 
-    def __call__(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
-        # Plain loops, not ``all``/``any`` over generators: this runs for every contract on
-        # every trace, and a generator made and resumed per pair cost more than the tests.
+    def __call__(
+        self, trace: Trace, agents: MappedAgents | None = None, root: Any = _MISSING
+    ) -> bool:
+        """Whether the contract grades ``trace``; ``root`` is ``trace.root`` when the caller
+        read it already (``Session.select`` reads it once for all its contracts)."""
+        # Plain loops, not ``all``/``any`` over generators, and exact values compared in
+        # place: this runs for every contract on every trace, and a generator made and
+        # resumed per pair, or a test's lambda called per pair, cost more than the tests.
         if self.always:
             return True
-        root = trace.root
-        if self._root_name is not None and not self._root_name(root.name if root else _MISSING):
+        if root is _MISSING:
+            root = trace.root
+        if self._root_name is not None and not _holds(
+            self._root_name, root.name if root else _MISSING
+        ):
             return False
         if self._resource:
             resource = root.resource if root is not None else {}
-            for key, test in self._resource:
-                if not test(resource.get(key, _MISSING)):
+            for key, expected, search in self._resource:
+                value = resource.get(key, _MISSING)
+                if search is not None:
+                    if not search(value):
+                        return False
+                elif value is _MISSING or value != expected:
                     return False
         if self._span:
             pairs = self._span
             for span in trace.spans:
                 attributes = span.attributes
-                for key, test in pairs:
-                    if not test(attributes.get(key, _MISSING)):
+                for key, expected, search in pairs:
+                    value = attributes.get(key, _MISSING)
+                    if search is not None:
+                        if not search(value):
+                            break
+                    elif value is _MISSING or value != expected:
                         break
                 else:
                     return True
@@ -124,13 +159,16 @@ class Selector:
         reasons: list[str] = []
         if self._root_name is not None:
             if root is not None:
-                if not self._root_name(root.name):
+                if not _holds(self._root_name, root.name):
                     return None
             else:
                 reasons.append("names the root span, which never arrived")
         if self._resource:
             resource = trace.resource
-            if not all(test(resource.get(key, _MISSING)) for key, test in self._resource):
+            if not all(
+                _holds((expected, search), resource.get(key, _MISSING))
+                for key, expected, search in self._resource
+            ):
                 return None
         if self._span:
             reasons.append("reads span attributes that a span which never arrived may carry")
@@ -142,8 +180,11 @@ class Selector:
             span = by_id.get(span_id)
             attributes = span.attributes if span is not None else {}
             if all(
-                test(name if key == AGENT_NAME else attributes.get(key, _MISSING))
-                for key, test in self._span
+                _holds(
+                    (expected, search),
+                    name if key == AGENT_NAME else attributes.get(key, _MISSING),
+                )
+                for key, expected, search in self._span
             ):
                 return True
         return False
@@ -158,8 +199,11 @@ class AnySelector:
         self._parts = parts
         self.always = any(p.always for p in parts)
 
-    def __call__(self, trace: Trace, agents: MappedAgents | None = None) -> bool:
-        return self.always or any(part(trace, agents) for part in self._parts)
+    def __call__(
+        self, trace: Trace, agents: MappedAgents | None = None, root: Any = _MISSING
+    ) -> bool:
+        """Whether any part selects ``trace`` (``root``: ``Selector.__call__``)."""
+        return self.always or any(part(trace, agents, root) for part in self._parts)
 
     def could_select(self, trace: Trace) -> str | None:
         """``Selector.could_select`` of the first part that could select the trace."""

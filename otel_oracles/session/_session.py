@@ -23,7 +23,7 @@ from otel_oracles.grade.selector import MappedAgents
 from otel_oracles.mapping import ConventionCache, ConventionSet, load_conventions, map_trace
 from otel_oracles.model.contract import Contract
 from otel_oracles.model.result import Verdict
-from otel_oracles.model.span import Trace
+from otel_oracles.model.span import SpanRecord, Trace
 from otel_oracles.model.step import Trajectory
 from otel_oracles.safe_regex import RegexBudgetExceeded
 from otel_oracles.sandbox import SANDBOXED, CommandPolicy
@@ -357,16 +357,21 @@ class GradingSession:
         ``agents`` gives the agent names conventions mapped (see ``grade.selector``)."""
         chosen: list[CompiledContract] = []
         stalled: list[tuple[CompiledContract, RegexBudgetExceeded]] = []
+        root: SpanRecord | None = None
+        root_read = False
         for compiled in self._compiled:
             # The selector itself (``CompiledContract.selects`` is this call behind one more
             # Python frame, paid per contract per trace); a ``match``-less contract selects
-            # every trace without a call.
+            # every trace without a call. The root (a property walking the roots) is read
+            # once for all the contracts, not once per selector.
             selector = compiled.selector
             if selector.always:
                 chosen.append(compiled)
                 continue
+            if not root_read:
+                root, root_read = trace.root, True
             try:
-                if selector(trace, agents):
+                if selector(trace, agents, root):
                     chosen.append(compiled)
             except RegexBudgetExceeded as exc:
                 stalled.append((compiled, exc))

@@ -445,6 +445,26 @@ class GradeContext:
         return True, self._files.get("/".join(checked_parts(rel, what)))
 
 
+_make_context = SlotClass(
+    GradeContext,
+    (
+        "trajectory", "contract", "commands", "evidence", "initial_workspace",
+        "_workspace", "_materialize", "_files", "replay_error",
+    ),
+    keywords=True,
+).make  # fmt: skip
+
+
+def workspaceless_context(
+    trajectory: "Trajectory", contract: "Contract", commands: CommandPolicy, evidence: Evidence
+) -> GradeContext:
+    """``GradeContext(trajectory, contract, initial_workspace={}, commands=commands,
+    evidence=evidence)``: the context of a contract without a workspace (most contracts,
+    one per contract graded), made in its memory by the core (``SlotClass``: its slots
+    written, no ``__init__`` called with keywords, ~1,500 instructions less a context)."""
+    return _make_context(trajectory, contract, commands, evidence, {}, None, None, None, None)
+
+
 class OracleCheck(ABC):
     """Base class of every oracle type.
 

@@ -392,7 +392,17 @@ def args_mismatch_why(spec: ArgsMatch, step: Step) -> Why | None:
     arguments). Every test (regexes, the schema) runs here, once."""
     if not spec.constrains_args():
         return None
-    args = effective_args(step)
+    return constrained_mismatch_why(spec, step)
+
+
+def constrained_mismatch_why(spec: ArgsMatch, step: Step) -> Why | None:
+    """``args_mismatch_why`` of a ``spec`` that constrains the arguments
+    (``ArgsMatch.constrains_args``): what the core's ``tool_sequence`` plan asks, only of the
+    items it knows constrain them, ~2,500 times a grade of data-2000 (the test's frame, and
+    ``effective_args``'s for a call whose arguments were captured, saved on each)."""
+    args = step.arguments
+    if args is None:
+        args = effective_args(step)
     if args is None or is_placeholder(args):
         return partial(str, "arguments not captured")
     if spec.args is not None:
@@ -436,7 +446,7 @@ def _no_match(key: str, value: Any, pattern: str) -> str:
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str, sort_keys=True)
+    text = _ARGS_ENCODER.encode(value)  # ``json.dumps(value, ...)`` with its options
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

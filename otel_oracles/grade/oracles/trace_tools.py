@@ -36,8 +36,8 @@ from otel_oracles.grade.oracles.trace_common import (
     NamelessTwins,
     Regex,
     args_mismatch,
-    args_mismatch_why,
     call_failures,
+    constrained_mismatch_why,
     indexes,
     is_denied,
     nameless_twins,
@@ -229,7 +229,7 @@ class ToolSequence(OracleCheck):
             self._named,
             self._ignore,
             first_match,
-            args_mismatch_why,
+            constrained_mismatch_why,  # asked only of the items that constrain arguments
             _assign,
         )
 
