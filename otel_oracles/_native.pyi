@@ -1034,9 +1034,10 @@ class TraceDrafter:
         spans: list[SpanRecord],
         children: dict[str, list[SpanRecord]],
         selected: Sequence[int],
-    ) -> tuple[list[Any], dict[str, Any], dict[str, int], list[SpanRecord]]:
-        """``(drafts, draft_by_span, used_files, unrecognised)`` of the trace's spans, by
-        the rules the rule table selected (``-1``: none)."""
+    ) -> tuple[list[Any], dict[str, Any], dict[str, int], list[SpanRecord], dict[str, SpanRecord]]:
+        """``(drafts, draft_by_span, used_files, unrecognised, by_id)`` of the trace's spans,
+        by the rules the rule table selected (``-1``: none); ``by_id``: every span by its id,
+        the last of an id kept (``{s.span_id: s for s in spans}``)."""
 
 def build_trajectory(
     cls: type[Trajectory],

@@ -164,13 +164,13 @@ class Draft(Value):
 def map_trace(trace: Trace, conventions: ConventionSet) -> Trajectory:
     """Map one trace. Never raises on odd telemetry: what cannot be read stays ``None``."""
     compiled: CompiledSet = conventions.compiled()
-    by_id = {s.span_id: s for s in trace.spans}
     drafter = compiled.trace_drafter or _trace_drafter(compiled)
     drafts: list[Draft]
     draft_by_span: dict[str, Draft]
     used_files: dict[str, int]
     unrecognised: list[SpanRecord]
-    drafts, draft_by_span, used_files, unrecognised = drafter.draft_trace(
+    by_id: dict[str, SpanRecord]  # every span by its id, made by the drafter's walk
+    drafts, draft_by_span, used_files, unrecognised, by_id = drafter.draft_trace(
         trace.spans, trace.children, compiled.table.select(trace.spans, trace.children)
     )
 

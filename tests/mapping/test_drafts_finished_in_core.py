@@ -287,7 +287,7 @@ def test_every_draft_slot_set_as_by_name(draft_cls: type[Any]) -> None:
         trace_id="a" * 32, span_id="c" * 16, parent_span_id="", name="chat m", start_ns=1, end_ns=2,
         status_code=StatusCode.OK, attributes={},
     )  # fmt: skip
-    drafts, by_span, _, _ = drafter.draft_trace([span, span], {}, [0, 0])
+    drafts, by_span, _, _, _ = drafter.draft_trace([span, span], {}, [0, 0])
     first, second = drafts
     assert type(first) is draft_cls
     assert by_span == {span.span_id: second}
@@ -316,7 +316,7 @@ def _drafted(drafter: TraceDrafter) -> Any:
         trace_id="a" * 32, span_id="c" * 16, parent_span_id="", name="chat m", start_ns=1, end_ns=2,
         status_code=StatusCode.OK, attributes={},
     )  # fmt: skip
-    drafts, _, _, _ = drafter.draft_trace([span], {}, [0])
+    drafts, _, _, _, _ = drafter.draft_trace([span], {}, [0])
     return drafts[0]
 
 
@@ -420,7 +420,7 @@ def _tool_drafted(drafter: TraceDrafter, attributes: dict[str, Any], status: Any
         trace_id="a" * 32, span_id="e" * 16, parent_span_id="", name="execute_tool t",
         start_ns=1, end_ns=2, status_code=status or StatusCode.OK, attributes=attributes,
     )  # fmt: skip
-    drafts, _, _, _ = drafter.draft_trace([span], {}, [0])
+    drafts, _, _, _, _ = drafter.draft_trace([span], {}, [0])
     return drafts[0]
 
 

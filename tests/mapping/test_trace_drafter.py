@@ -58,9 +58,13 @@ def test_core_drafts_have_every_slot_of_the_dataclass() -> None:
     for path in paths[::8]:
         for trace in read_traces([str(path)], []):
             selected = compiled.table.select(trace.spans, trace.children)
-            drafts, by_span, used, unrecognised = drafter.draft_trace(
+            drafts, by_span, used, unrecognised, by_id = drafter.draft_trace(
                 trace.spans, trace.children, selected
             )
+            # Every span by its id, the last of an id kept, as the comprehension made it.
+            expected_by_id = {s.span_id: s for s in trace.spans}
+            assert list(by_id) == list(expected_by_id)
+            assert all(by_id[k] is span for k, span in expected_by_id.items())
             rules = compiled.select(trace)
             assert [s for s, r in zip(trace.spans, rules, strict=True) if r is None] == (
                 unrecognised

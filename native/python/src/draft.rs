@@ -1340,8 +1340,10 @@ impl TraceDrafter {
 
     /// Draft the trace's `spans` (`children`: the trace's children by span id) by their
     /// rules (`selected`: the rule table's numbers, -1 for none). Returns `(drafts,
-    /// draft_by_span, used_files, unrecognised)`: the drafts in span order, the same by span
-    /// id, how many spans each convention file recognised, and the spans no rule matched.
+    /// draft_by_span, used_files, unrecognised, by_id)`: the drafts in span order, the same by
+    /// span id, how many spans each convention file recognised, the spans no rule matched,
+    /// and every span by its id (`{s.span_id: s for s in spans}`, the last of an id kept:
+    /// the mapper's passes read it, and the walk here reads each id anyway).
     fn draft_trace<'py>(
         &self,
         spans: &Bound<'py, PyList>,
@@ -1353,6 +1355,7 @@ impl TraceDrafter {
         let by_span = PyDict::new(py);
         let used = PyDict::new(py);
         let unrecognised = PyList::empty(py);
+        let by_id = PyDict::new(py);
         let no_children = PyList::empty(py);
         let drafter = self.drafter.get();
         let cls = self.draft_cls.bind(py);
@@ -1375,6 +1378,8 @@ impl TraceDrafter {
         counts.begin(self.rules.len());
         let mut seen = Vec::new();
         for (i, span) in spans.iter().enumerate() {
+            let span_id = span_held(&span, span::SPAN_ID, intern!(py, "span_id"))?;
+            by_id.set_item(&span_id, &span)?;
             let number = selected.get(i).copied().unwrap_or(-1);
             let Some((n, info)) = usize::try_from(number)
                 .ok()
@@ -1389,7 +1394,6 @@ impl TraceDrafter {
             if info.no_step {
                 continue;
             }
-            let span_id = span_held(&span, span::SPAN_ID, intern!(py, "span_id"))?;
             let kids = match children.get_item(&span_id)? {
                 Some(kids) => kids,
                 None => no_children.clone().into_any(),
@@ -1510,6 +1514,7 @@ impl TraceDrafter {
                 by_span.into_any(),
                 used.into_any(),
                 unrecognised.into_any(),
+                by_id.into_any(),
             ],
         )
     }

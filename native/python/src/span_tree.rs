@@ -10,12 +10,26 @@ use pyo3::exceptions::PyOverflowError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString};
 
 use crate::log_events::attach_to;
+use crate::slots::{Fallback, SlotClass};
 
-/// `otel_oracles.model.span.Trace`, imported once.
-static TRACE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// `otel_oracles.model.span.Trace`, imported once and made in its memory (`SlotClass`):
+/// calling the slotted dataclass cost its argument tuple, `type.__call__` and an `__init__`
+/// frame storing each field, once per trace.
+static TRACE: PyOnceLock<SlotClass> = PyOnceLock::new();
+
+/// `Trace`'s fields, in order (its `__slots__`, its `__init__`'s parameters).
+const TRACE_FIELDS: [&str; 7] = [
+    "trace_id",
+    "spans",
+    "roots",
+    "children",
+    "orphans",
+    "unattached_logs",
+    "incomplete",
+];
 
 /// OTLP's SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK | SPAN_FLAGS_CONTEXT_IS_REMOTE_MASK
 /// (`REMOTE_PARENT_FLAGS` of `otel_oracles.model.span`).
@@ -112,14 +126,26 @@ pub(crate) fn trace_from<'py>(
     for (parent, kids) in &tree.children {
         children.set_item(span_id(*parent)?, PyList::new(py, kids.iter().map(record))?)?;
     }
-    let trace = TRACE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
-        Ok(PyModule::import(py, "otel_oracles.model.span")?
-            .getattr("Trace")?
-            .unbind())
+    let trace = TRACE.get_or_try_init(py, || {
+        let module = PyModule::import(py, "otel_oracles.model.span")?;
+        SlotClass::load(
+            module.getattr("Trace")?.cast()?,
+            &TRACE_FIELDS,
+            Fallback::Positional,
+        )
     })?;
-    trace
-        .bind(py)
-        .call1((trace_id, ordered, roots, children, orphans, 0, incomplete))
+    trace.make(
+        py,
+        [
+            trace_id.clone(),
+            ordered.into_any(),
+            roots.into_any(),
+            children.into_any(),
+            orphans.into_any(),
+            PyInt::new(py, 0).into_any(),
+            PyBool::new(py, incomplete).to_owned().into_any(),
+        ],
+    )
 }
 
 /// `build_trace`: the `Trace` of `spans`, with `logs` (`LogRecord`s) attached as events
