@@ -607,14 +607,20 @@ fn usual_attribute<'a, const SPACED: bool>(
     if !literal(tokens, spaced, b"{\"key\":\"") {
         return None;
     }
-    let key = tokens.string_rest()?;
+    // The key the spans' lists had after the key before, when it stands here: neither
+    // scanned for its end nor looked up (`Interner::predicted_key`).
+    let key = match texts.predicted_key() {
+        Some(next) if tokens.plain_string_rest_is(next) => next.clone(),
+        _ => texts.text(tokens.string_rest()?),
+    };
+    texts.key_met(&key);
     // Most values are strings: their variant's key read with the bytes before it.
     if literal(tokens, spaced, b",\"value\":{\"stringValue\":\"") {
         let value = AnyValue::Str(tokens.string_text(texts)?);
         if !literal(tokens, spaced, b"}}") {
             return None;
         }
-        return Some((texts.text(key), value));
+        return Some((key, value));
     }
     if !literal(tokens, spaced, b",\"value\":{\"") {
         return None;
@@ -657,7 +663,7 @@ fn usual_attribute<'a, const SPACED: bool>(
             }
         }
     };
-    Some((texts.text(key), value))
+    Some((key, value))
 }
 
 /// `bytes` at the cursor, compact or (`spaced`) with whitespace between its tokens.
