@@ -116,11 +116,6 @@ pub struct Interner<'a> {
     recent: Vec<Option<Recent>>,
     /// `64 - log2(recent.len())`: the mixed hash shifted by it is a slot.
     shift: u32,
-    /// The attribute key met after each key last time ([`Interner::predicted_key`]), by a
-    /// slot of the earlier key's address: empty until the first key is met.
-    follow: Vec<Option<(usize, Text)>>,
-    /// The address of the attribute key met last ([`Interner::key_met`]), 0 before any.
-    after: usize,
 }
 
 impl Default for Interner<'_> {
@@ -163,8 +158,6 @@ impl<'a> Interner<'a> {
             seen: FastMap::with_capacity(64),
             recent,
             shift: 64 - slots.trailing_zeros(),
-            follow: Vec::new(),
-            after: 0,
         }
     }
 
@@ -189,57 +182,6 @@ impl<'a> Interner<'a> {
         self.text_from_map(text, ends, slot)
     }
 
-    /// The attribute key that followed the key met last ([`Interner::key_met`]) the last
-    /// time that key was met, when there is one: this body's own text of it (so equal to
-    /// every other key of that content here by address), at most [`Interner::MAX_SHARED`]
-    /// bytes, none of them a quote, a backslash or a control character (so in a JSON body
-    /// its bytes followed by a quote are the whole string, with no escape).
-    ///
-    /// Why: the spans of one kind list the same keys in the same order, so a decoder that
-    /// finds the predicted key's bytes where the key stands takes it at once, where reading
-    /// it was a scan for its end (OTLP/JSON) or a UTF-8 check (protobuf) and then a lookup
-    /// here ([`Interner::text`]). A prediction only saves work: the caller compares the
-    /// bytes, and a wrong one (another kind of span, a key freed and another made at its
-    /// address) costs one compare before the usual read.
-    #[inline(always)]
-    pub fn predicted_key(&self) -> Option<&Text> {
-        match self.follow.get(follow_slot(self.after)) {
-            Some(Some((after, next))) if *after == self.after => Some(next),
-            _ => None,
-        }
-    }
-
-    /// Notes `key` (a text of this interner, as [`Interner::text`] made it, or the one
-    /// [`Interner::predicted_key`] gave) as the attribute key read now: it is predicted
-    /// after the key met before it from now on, when it may be (see `predicted_key`).
-    #[inline(always)]
-    pub fn key_met(&mut self, key: &Text) {
-        let slot = follow_slot(self.after);
-        let known = matches!(
-            self.follow.get(slot),
-            Some(Some((after, next))) if *after == self.after && Text::ptr_eq(next, key)
-        );
-        if !known {
-            self.learn_key(slot, key);
-        }
-        self.after = key.as_ptr() as usize;
-    }
-
-    /// [`Interner::key_met`] of a key not predicted after the one before it: kept in `slot`
-    /// when it may be predicted. Apart, so that a predicted key saves no registers for it.
-    #[inline(never)]
-    fn learn_key(&mut self, slot: usize, key: &Text) {
-        let plain = key.len() <= Self::MAX_SHARED
-            && key.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\');
-        if !plain {
-            return;
-        }
-        if self.follow.is_empty() {
-            self.follow.resize_with(FOLLOW_SLOTS, || None);
-        }
-        self.follow[slot] = Some((self.after, key.clone()));
-    }
-
     /// [`Interner::text`] past the front table: from the map (made there the first time)
     /// and put in the table's slot. Apart so that a hit, nine texts in ten, saves no
     /// registers for it.
@@ -258,46 +200,6 @@ impl<'a> Interner<'a> {
         }
         shared
     }
-}
-
-/// Whether `a` and `b` hold the same bytes, compared eight bytes a step
-/// (the last step overlapping the one before) from eight bytes on.
-///
-/// Why not `==`: a call to `memcmp` for the few dozen bytes of an attribute key, about as
-/// much as the rest of taking a predicted key.
-#[inline(always)]
-pub(crate) fn same_bytes(a: &[u8], b: &[u8]) -> bool {
-    let n = a.len();
-    if n != b.len() {
-        return false;
-    }
-    if n < 8 {
-        return a == b;
-    }
-    let word = |bytes: &[u8], at: usize| {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(&bytes[at..at + 8]);
-        u64::from_le_bytes(word)
-    };
-    let mut at = 0;
-    while at + 8 < n {
-        if word(a, at) != word(b, at) {
-            return false;
-        }
-        at += 8;
-    }
-    word(a, n - 8) == word(b, n - 8)
-}
-
-/// Slots of [`Interner::predicted_key`]'s table: the few dozen keys of a body's attribute
-/// lists, each by the key before it.
-const FOLLOW_SLOTS: usize = 64;
-
-/// The slot of the key met after the key at address `after` (0: none yet): the address
-/// mixed (Fibonacci hashing), its top six bits.
-#[inline(always)]
-fn follow_slot(after: usize) -> usize {
-    ((after as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize
 }
 
 /// A text longer than [`Interner::MAX_SHARED`], allocated as it is. Apart so that a short
@@ -940,64 +842,6 @@ mod tests {
         let mut texts = Interner::for_body(1 << 20);
         let words: Vec<Text> = body.split(' ').map(|w| texts.text(w)).collect();
         assert!(Text::ptr_eq(&words[0], &words[2]) && Text::ptr_eq(&words[1], &words[3]));
-    }
-
-    #[test]
-    fn a_key_is_predicted_after_the_key_it_followed_last_time() {
-        let mut texts = Interner::new();
-        assert!(texts.predicted_key().is_none());
-        let keys: Vec<Text> = ["gen_ai.system", "gen_ai.request.model", "n"]
-            .iter()
-            .map(|k| texts.text(k))
-            .collect();
-        for key in &keys {
-            texts.key_met(key);
-        }
-        // A list of the same keys again: each predicted after the one before, the first
-        // after the last (the list before ended with it), each the same text.
-        for (at, key) in keys.iter().enumerate() {
-            let before = &keys[(at + keys.len() - 1) % keys.len()];
-            texts.key_met(before);
-            let predicted = texts.predicted_key().expect("a prediction");
-            assert!(Text::ptr_eq(predicted, key), "{key}");
-        }
-        // Another key after the first: predicted from now on instead.
-        let other = texts.text("other");
-        texts.key_met(&keys[0]);
-        texts.key_met(&other);
-        texts.key_met(&keys[0]);
-        assert!(Text::ptr_eq(texts.predicted_key().unwrap(), &other));
-        // Keys a JSON string would not hold as they are, or too long to be shared, are
-        // never predicted.
-        let long = "k".repeat(Interner::MAX_SHARED + 1);
-        for odd in ["a\"b", "a\\b", "a\nb", "a\u{1}b", long.as_str()] {
-            let key = texts.text(odd);
-            texts.key_met(&keys[1]);
-            texts.key_met(&key);
-            texts.key_met(&keys[1]);
-            assert!(
-                texts
-                    .predicted_key()
-                    .map_or(true, |p| !Text::ptr_eq(p, &key)),
-                "{odd:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn same_bytes_is_equality() {
-        for n in 0..=40 {
-            let a: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
-            assert!(same_bytes(&a, &a.clone()), "{n}");
-            for at in 0..n {
-                let mut b = a.clone();
-                b[at] ^= 0x20;
-                assert!(!same_bytes(&a, &b) && !same_bytes(&b, &a), "{n} {at}");
-            }
-            let mut longer = a.clone();
-            longer.push(b'a');
-            assert!(!same_bytes(&a, &longer) && !same_bytes(&longer, &a), "{n}");
-        }
     }
 
     #[test]

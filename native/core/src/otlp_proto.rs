@@ -27,8 +27,8 @@
 use std::sync::Arc;
 
 use crate::model::{
-    same_bytes, AnyValue, Attributes, Batch, Event, Interner, KeyValue, Link, LogRecord, Resource,
-    Scope, Span, Text,
+    AnyValue, Attributes, Batch, Event, Interner, KeyValue, Link, LogRecord, Resource, Scope, Span,
+    Text,
 };
 use crate::pyrepr::py_repr;
 use crate::session_join::SESSION_ATTRIBUTES;
@@ -681,13 +681,7 @@ fn key_value_entry<'a>(
 ) -> wire::Result<(KeyValue, bool)> {
     if let Some((key, value)) = string_entry(up, bytes) {
         // The checks and their order of the loops below: the key's UTF-8, then the value's.
-        // The key the lists had after the key before, when these are its bytes (UTF-8,
-        // then): neither checked nor looked up (`Interner::predicted_key`).
-        let key = match texts.predicted_key() {
-            Some(next) if same_bytes(next.as_bytes(), key) => next.clone(),
-            _ => texts.text(string(key)?),
-        };
-        texts.key_met(&key);
+        let key = texts.text(string(key)?);
         let value = AnyValue::Str(texts.text(string(value)?));
         return Ok((KeyValue { key, value }, false));
     }

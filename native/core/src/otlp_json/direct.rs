@@ -607,20 +607,14 @@ fn usual_attribute<'a, const SPACED: bool>(
     if !literal(tokens, spaced, b"{\"key\":\"") {
         return None;
     }
-    // The key the spans' lists had after the key before, when it stands here: neither
-    // scanned for its end nor looked up (`Interner::predicted_key`).
-    let key = match texts.predicted_key() {
-        Some(next) if tokens.plain_string_rest_is(next) => next.clone(),
-        _ => texts.text(tokens.string_rest()?),
-    };
-    texts.key_met(&key);
+    let key = tokens.string_rest()?;
     // Most values are strings: their variant's key read with the bytes before it.
     if literal(tokens, spaced, b",\"value\":{\"stringValue\":\"") {
         let value = AnyValue::Str(tokens.string_text(texts)?);
         if !literal(tokens, spaced, b"}}") {
             return None;
         }
-        return Some((key, value));
+        return Some((texts.text(key), value));
     }
     if !literal(tokens, spaced, b",\"value\":{\"") {
         return None;
@@ -663,7 +657,7 @@ fn usual_attribute<'a, const SPACED: bool>(
             }
         }
     };
-    Some((key, value))
+    Some((texts.text(key), value))
 }
 
 /// `bytes` at the cursor, compact or (`spaced`) with whitespace between its tokens.

@@ -14,7 +14,7 @@
 //! the `Seed` below) reads what that one gives up on, and words every error.
 
 use crate::hashing::{FastMap, FastMapExt};
-use crate::model::{same_bytes, Interner, Text};
+use crate::model::{Interner, Text};
 use std::cell::Cell;
 use std::fmt;
 
@@ -420,24 +420,6 @@ impl<'a> Tokens<'a, '_> {
     #[inline(always)]
     pub fn byte_ahead(&self, ahead: usize) -> Option<u8> {
         self.parser.bytes.get(self.parser.pos + ahead).copied()
-    }
-
-    /// Reads the rest of a string whose opening quote was just read when it is `text`
-    /// written as it is, its closing quote right after; nothing is read otherwise. `text`
-    /// holds no quote, backslash or control character ([`Interner::predicted_key`]), so
-    /// those bytes are the whole string, with no escape: [`Tokens::string_rest`] would read
-    /// the same text.
-    #[inline(always)]
-    pub fn plain_string_rest_is(&mut self, text: &str) -> bool {
-        let (bytes, pos, n) = (self.parser.bytes, self.parser.pos, text.len());
-        let found = match bytes.get(pos..pos + n + 1) {
-            Some(run) => run[n] == b'"' && same_bytes(&run[..n], text.as_bytes()),
-            None => false,
-        };
-        if found {
-            self.parser.pos = pos + n + 1;
-        }
-        found
     }
 
     /// The rest of a string whose opening quote was just read.
