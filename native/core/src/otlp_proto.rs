@@ -461,7 +461,14 @@ impl<'a> RawSpan<'a> {
                 (9, Value::Bytes(b)) if lean => {
                     pairs.extend(attribute_if(&fields, b, texts, &SESSION_ATTRIBUTES)?)
                 }
-                (9, Value::Bytes(b)) => pairs.extend(attribute(&fields, b, texts)?),
+                (9, Value::Bytes(b)) => {
+                    // Pushed from the entry as read: through `attribute`'s `Option` the
+                    // entry was copied four times on its way into `pairs`.
+                    let (kv, other_fields) = key_value_entry(&fields, b, texts)?;
+                    if !other_fields {
+                        pairs.push(kv);
+                    }
+                }
                 (10, Value::Varint(v)) => span.dropped_attributes_count = uint32(v),
                 (11, Value::Bytes(b)) if lean => event_check(&fields, b)?,
                 (11, Value::Bytes(b)) => span.events.push(event(&fields, b, texts)?),
@@ -482,10 +489,13 @@ impl<'a> RawSpan<'a> {
                 _ => {}
             }
         }
-        // Moved into a list of their own at its final size; `pairs` keeps its room for the
-        // next span (`mem::take` would hand this span the grown list and the next an empty one).
-        #[allow(clippy::drain_collect)]
-        let attributes: Attributes = pairs.drain(..).collect();
+        // Moved into a list of their own at its final size, by one copy of their bytes
+        // (`append`), as the OTLP/JSON reader moves them: `drain(..).collect()` moved them
+        // entry by entry (~24 instructions an entry, 10.5 M of decoding data-2000's
+        // protobuf). `pairs` keeps its room for the next span (`mem::take` would hand this
+        // span the grown list and the next an empty one).
+        let mut attributes: Attributes = Vec::with_capacity(pairs.len());
+        attributes.append(pairs);
         span.attributes = attributes;
         Ok(span)
     }
