@@ -117,10 +117,52 @@ pub(super) struct Parser<'a, 'c, B: Build<'a>> {
 /// The index of the first byte at or after `from` that ends the plain run of a string (its
 /// closing quote, an escape, or a control character, which JSON forbids raw in a string:
 /// the bytes JSON escapes, [`crate::json_text::needs_escape`]), or `bytes.len()`:
-/// sixteen bytes a step with SSE2 (part of every x86-64 CPU), the last few one by one.
+/// sixteen bytes a step with SSE2 (part of every x86-64 CPU). The first two steps are
+/// inline (keys, ids of 32 hex digits, dotted attribute keys, roles end in them: ~95% of a
+/// collector's strings); a string that runs past them goes on in [`string_stop_past_steps`].
+/// Near the end of `bytes` the last sixteen bytes are read once ([`string_stop_tail`]),
+/// not byte by byte.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn string_stop(bytes: &[u8], from: usize) -> usize {
+    use std::arch::x86_64::_mm_loadu_si128;
+    let mut at = from;
+    for _ in 0..2 {
+        if at + LANES > bytes.len() {
+            return string_stop_tail(bytes, at);
+        }
+        // SAFETY: `at + LANES <= bytes.len()`, so the unaligned 16-byte load reads inside
+        // `bytes`; SSE2 is part of the x86_64 target.
+        let mask = unsafe { stops_mask(_mm_loadu_si128(bytes.as_ptr().add(at).cast())) };
+        if mask != 0 {
+            return at + mask.trailing_zeros() as usize;
+        }
+        at += LANES;
+    }
+    string_stop_past_steps(bytes, at)
+}
+
+/// [`string_stop`] of a string that did not end in its first thirty-two bytes: where
+/// sixty-four bytes remain and the CPU has AVX2 (asked per such string; `std` keeps the
+/// answer, so two loads), thirty-two and sixty-four bytes a step ([`string_stop_wide`]),
+/// else sixteen a step. The long values are what the wide steps are for: parsed messages'
+/// texts and tool results of hundreds of bytes, ~15 instructions per sixteen bytes with
+/// SSE2, ~5 with AVX2. Going wide right after the first step cost more than it saved on
+/// the decoder's strings of 17 to 32 bytes (a call and the AVX2 constants per string).
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn string_stop_past_steps(bytes: &[u8], at: usize) -> usize {
+    if at + 4 * LANES <= bytes.len() && std::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (just asked).
+        return unsafe { string_stop_wide(bytes, at) };
+    }
+    string_stop_lanes(bytes, at)
+}
+
+/// [`string_stop`]'s SSE2 loop, sixteen bytes a step, then [`string_stop_tail`].
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn string_stop_lanes(bytes: &[u8], from: usize) -> usize {
     use std::arch::x86_64::_mm_loadu_si128;
     let mut at = from;
     while at + LANES <= bytes.len() {
@@ -132,7 +174,94 @@ fn string_stop(bytes: &[u8], from: usize) -> usize {
         }
         at += LANES;
     }
-    string_stop_bytewise(bytes, at)
+    string_stop_tail(bytes, at)
+}
+
+/// [`string_stop`] from `from`, less than sixteen bytes before the end of `bytes`: the
+/// last sixteen bytes of `bytes` read in one step, the lanes before `from` shifted out
+/// (byte by byte only when `bytes` is shorter than a step).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn string_stop_tail(bytes: &[u8], from: usize) -> usize {
+    use std::arch::x86_64::_mm_loadu_si128;
+    debug_assert!(from + LANES > bytes.len());
+    if from >= bytes.len() || bytes.len() < LANES {
+        return string_stop_bytewise(bytes, from);
+    }
+    let base = bytes.len() - LANES;
+    // SAFETY: `base + LANES == bytes.len()`, so the unaligned 16-byte load reads inside
+    // `bytes`; SSE2 is part of the x86_64 target.
+    let mask = unsafe { stops_mask(_mm_loadu_si128(bytes.as_ptr().add(base).cast())) };
+    // `base < from < base + LANES`: the shift drops the lanes before `from`.
+    let mask = (mask as u32) >> (from - base);
+    if mask != 0 {
+        from + mask.trailing_zeros() as usize
+    } else {
+        bytes.len()
+    }
+}
+
+/// [`string_stop_past_steps`]'s loop with AVX2: one 32-byte step, then sixty-four bytes a
+/// step (two 32-byte loads, their stops tested at once), then one 32-byte step, then
+/// [`string_stop_lanes`].
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn string_stop_wide(bytes: &[u8], from: usize) -> usize {
+    use std::arch::x86_64::{
+        __m256i, _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_max_epu8, _mm256_movemask_epi8,
+        _mm256_or_si256, _mm256_set1_epi8,
+    };
+    /// Lanes of ones where a byte of the thirty-two at `at` ends a plain run.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `at + 32 <= bytes.len()`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn stops(bytes: &[u8], at: usize) -> __m256i {
+        // SAFETY: the caller's CPU has AVX2 and the 32-byte unaligned load is inside `bytes`.
+        unsafe {
+            let v = _mm256_loadu_si256(bytes.as_ptr().add(at).cast());
+            let below = _mm256_set1_epi8(0x1f);
+            let control = _mm256_cmpeq_epi8(_mm256_max_epu8(v, below), below);
+            let quote = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8));
+            let backslash = _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8));
+            _mm256_or_si256(control, _mm256_or_si256(quote, backslash))
+        }
+    }
+    const WIDE: usize = 32;
+    let mut at = from;
+    // SAFETY (each call of `stops`): the CPU has AVX2 (this function's contract) and every
+    // step's bytes end at or before `bytes.len()` (the loop conditions).
+    unsafe {
+        // One 32-byte step first: strings of 32 to 64 bytes end in it.
+        if at + WIDE <= bytes.len() {
+            let mask = _mm256_movemask_epi8(stops(bytes, at));
+            if mask != 0 {
+                return at + mask.trailing_zeros() as usize;
+            }
+            at += WIDE;
+        }
+        while at + 2 * WIDE <= bytes.len() {
+            let (low, high) = (stops(bytes, at), stops(bytes, at + WIDE));
+            if _mm256_movemask_epi8(_mm256_or_si256(low, high)) != 0 {
+                let low = u64::from(_mm256_movemask_epi8(low) as u32);
+                let high = u64::from(_mm256_movemask_epi8(high) as u32);
+                return at + (low | high << 32).trailing_zeros() as usize;
+            }
+            at += 2 * WIDE;
+        }
+        if at + WIDE <= bytes.len() {
+            let mask = _mm256_movemask_epi8(stops(bytes, at));
+            if mask != 0 {
+                return at + mask.trailing_zeros() as usize;
+            }
+            at += WIDE;
+        }
+    }
+    string_stop_lanes(bytes, at)
 }
 
 /// Bit `i` set where byte `i` of `chunk` ends a string's plain run ([`escape_lanes`]).
@@ -1353,6 +1482,51 @@ mod tests {
                         assert_eq!(super::skip_ws_run(&text, lead), expect, "{text:?}");
                         assert_eq!(super::skip_ws_words(&text, lead), expect, "{text:?}");
                         assert_eq!(super::skip_ws_bytewise(&text, lead), expect, "{text:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn long_and_tail_scans_find_the_same_end_as_the_bytewise_one() {
+        // Runs across the first step, the wide steps (64 and 32 bytes), the SSE2 steps and
+        // the last sixteen bytes read at once: every stopping byte (and bytes beside them)
+        // at every position up to 200, from starts at every offset of a step, with 0 to 20
+        // bytes after the stop (so the end of the text falls at every offset too).
+        let stops = [b'"', b'\\', b'\x00', b'\x01', b'\x1f'];
+        let fills = [b'a', b'\x20', b'!', b'#', b'[', b']', b'\x7f', b'\xe9'];
+        for from in 0..17 {
+            for len in 0..200 {
+                let fill = fills[len % fills.len()];
+                let plain: Vec<u8> = (0..from + len)
+                    .map(|i| {
+                        if i % 7 == 3 {
+                            fills[i % fills.len()]
+                        } else {
+                            fill
+                        }
+                    })
+                    .collect();
+                let mut cases = vec![plain.clone()];
+                for (n, &stop) in stops.iter().enumerate() {
+                    let mut text = plain.clone();
+                    text.push(stop);
+                    text.extend(std::iter::repeat(b'"').take((len + n) % 21));
+                    cases.push(text);
+                }
+                for text in &cases {
+                    let expect = super::string_stop_bytewise(text, from);
+                    assert_eq!(expect, from + len, "{from} {len} {text:?}");
+                    assert_eq!(super::string_stop(text, from), expect, "{from} {len}");
+                    #[cfg(target_arch = "x86_64")]
+                    {
+                        assert_eq!(super::string_stop_lanes(text, from), expect);
+                        if std::is_x86_feature_detected!("avx2") {
+                            // SAFETY: the CPU has AVX2 (just asked).
+                            let wide = unsafe { super::string_stop_wide(text, from) };
+                            assert_eq!(wide, expect, "{from} {len}");
+                        }
                     }
                 }
             }
