@@ -411,15 +411,63 @@ pub struct LogRecord {
     pub dropped_attributes_count: u32,
 }
 
-/// Lowercase hex of an id, as records carry ids once they leave the core.
+/// Lowercase hex of an id, as records carry ids once they leave the core (link ids may
+/// have any length).
 pub fn hex(id: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut text = String::with_capacity(2 * id.len());
-    for byte in id {
-        text.push(char::from(DIGITS[usize::from(byte >> 4)]));
-        text.push(char::from(DIGITS[usize::from(byte & 0x0f)]));
+    for chunk in id.chunks(STACKED_ID) {
+        with_hex(chunk, |digits| text.push_str(digits));
     }
     text
+}
+
+/// The longest id [`with_hex`] writes on the stack: a trace id's 16 bytes.
+const STACKED_ID: usize = 16;
+
+/// `f` of the lowercase hex of `id`, written on the stack when it is a span's or a trace's
+/// (at most 16 bytes), four bytes a step ([`hex_word`]): no allocation and no UTF-8 check,
+/// where pushing a looked-up digit per nibble into a new `String` cost ~260 instructions a
+/// span id. A reader that keeps the text copies it once, into what it keeps (an `Arc<str>`,
+/// a Python `str`).
+pub fn with_hex<R>(id: &[u8], f: impl FnOnce(&str) -> R) -> R {
+    let mut buffer = [0u8; 2 * STACKED_ID];
+    let Some(out) = buffer.get_mut(..2 * id.len()) else {
+        return f(&hex(id));
+    };
+    let mut words = id.chunks_exact(4);
+    let mut digits = out.chunks_exact_mut(8);
+    for (word, eight) in (&mut words).zip(&mut digits) {
+        let word = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        eight.copy_from_slice(&hex_word(word).to_be_bytes());
+    }
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    for (pair, byte) in digits
+        .into_remainder()
+        .chunks_exact_mut(2)
+        .zip(words.remainder())
+    {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 0x0f)];
+    }
+    // SAFETY: every byte of `out` was written above as one of `0-9a-f` (`hex_word`, or
+    // `DIGITS`), so it is ASCII and therefore UTF-8.
+    f(unsafe { std::str::from_utf8_unchecked(out) })
+}
+
+/// The eight lowercase hex digits of `word`, most significant first, as the bytes of a
+/// big-endian `u64`: each nibble spread into a byte of its own, then the bytes of those
+/// over 9 moved from the digits to the letters, all eight at once.
+#[inline]
+fn hex_word(word: u32) -> u64 {
+    const ONES: u64 = u64::MAX / 255;
+    let mut spread = u64::from(word);
+    spread = (spread | spread << 16) & 0x0000_ffff_0000_ffff;
+    spread = (spread | spread << 8) & 0x00ff_00ff_00ff_00ff;
+    spread = (spread | spread << 4) & (ONES * 0x0f);
+    // A nibble of 10 or more carries into bit 4 when 6 is added (no byte overflows: at
+    // most 21); such a byte takes `'a' - '0' - 10` more.
+    let letters = ((spread + ONES * 6) >> 4) & ONES;
+    spread + ONES * u64::from(b'0') + letters * u64::from(b'a' - b'0' - 10)
 }
 
 /// The most problem messages one batch lists; the rest are counted (as the Python
@@ -587,6 +635,38 @@ impl OwnShape {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hex_word_writes_the_digits_of_every_nibble() {
+        let words = [
+            0u32,
+            1,
+            9,
+            10,
+            15,
+            16,
+            0x0123_4567,
+            0x89ab_cdef,
+            0xfedc_ba98,
+            u32::MAX,
+        ];
+        let every_nibble = (0..16u32).map(|n| n * 0x1111_1111);
+        for word in words.into_iter().chain(every_nibble) {
+            let digits = hex_word(word).to_be_bytes();
+            assert_eq!(std::str::from_utf8(&digits).unwrap(), format!("{word:08x}"));
+            assert_eq!(hex(&word.to_be_bytes()), format!("{word:08x}"));
+        }
+    }
+
+    #[test]
+    fn hex_writes_ids_of_every_length() {
+        for len in 0..=40usize {
+            let id: Vec<u8> = (0..len).map(|i| (i * 37 + 11) as u8).collect();
+            let expected: String = id.iter().map(|byte| format!("{byte:02x}")).collect();
+            assert_eq!(hex(&id), expected);
+            with_hex(&id, |text| assert_eq!(text, expected));
+        }
+    }
     use crate::hashing::FastSetExt;
 
     fn span(scope: &Arc<Scope>, service: Option<AnyValue>) -> Span {

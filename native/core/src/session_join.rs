@@ -103,8 +103,9 @@ pub trait JoinSpan {
     }
     /// Whether it has no parent span id.
     fn is_root(&self) -> Result<bool, Self::Error>;
-    /// Its span id (hex).
-    fn span_id(&self) -> Result<String, Self::Error>;
+    /// Its span id (hex), in the one text that its [`ToolCall`] or [`AgentRoot`] and the
+    /// window share.
+    fn span_id(&self) -> Result<Arc<str>, Self::Error>;
     /// Its resource's `service.name` when that is a string, else `""`.
     fn service(&self) -> Result<String, Self::Error>;
     /// (start, end) in ns since the epoch.
@@ -253,7 +254,7 @@ impl JoinSpan for &model::Span {
 
     fn each_linked_trace(&self, mut f: impl FnMut(&str)) -> Result<(), Infallible> {
         for link in &self.links {
-            f(&model::hex(&link.trace_id));
+            model::with_hex(&link.trace_id, &mut f);
         }
         Ok(())
     }
@@ -303,8 +304,8 @@ impl JoinSpan for &model::Span {
         Ok(self.parent_span_id.is_none())
     }
 
-    fn span_id(&self) -> Result<String, Infallible> {
-        Ok(model::hex(&self.span_id))
+    fn span_id(&self) -> Result<Arc<str>, Infallible> {
+        Ok(model::with_hex(&self.span_id, |id| Arc::from(id)))
     }
 
     fn service(&self) -> Result<String, Infallible> {
@@ -331,7 +332,7 @@ pub fn decoded_facts(trace_id: &str, spans: &[&model::Span]) -> Facts {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AgentRoot {
     pub trace_id: Arc<str>,
-    pub span_id: String,
+    pub span_id: Arc<str>,
     pub service: String,
     pub name: String,
     pub start: i128,
@@ -342,7 +343,7 @@ pub struct AgentRoot {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolCall {
     pub trace_id: Arc<str>,
-    pub span_id: String,
+    pub span_id: Arc<str>,
     pub service: String,
     pub name: String,
     pub start: i128,
@@ -468,9 +469,9 @@ struct Group<H> {
 /// The window: [`Joiner::add`] a trace, get the groups that leave it.
 ///
 /// What it keeps of an arrival is copied from the arrival's [`Facts`], which it only
-/// borrows: each key once (shared by `owner` and its group), the trace id once for all its
-/// waiting entries, a waiting call's span id once (shared by the index and the group's
-/// `waiting`), a [`CallKey`] only when the index holds none equal.
+/// borrows: each key once (shared by `owner` and its group), a [`CallKey`] only when the
+/// index holds none equal; the trace id and a waiting call's span id are the facts' own
+/// texts, shared (the span id by the index and the group's `waiting`), not copied again.
 #[derive(Debug)]
 pub struct Joiner<H> {
     window: u64,
@@ -676,10 +677,9 @@ impl<H> Joiner<H> {
                     _ => continue,
                 }
             }
-            let span_id: Arc<str> = Arc::from(call.span_id.as_str());
             let (key, calls) = filed(&mut self.calls, &self.key_text);
-            left.push(Waiting::Call(key, Arc::clone(&span_id)));
-            calls.insert(span_id, held);
+            left.push(Waiting::Call(key, Arc::clone(&call.span_id)));
+            calls.insert(Arc::clone(&call.span_id), held);
         }
         (partners, left)
     }
@@ -747,7 +747,7 @@ mod tests {
     fn agent(trace: &str, start: i128, end: i128) -> AgentRoot {
         AgentRoot {
             trace_id: trace.into(),
-            span_id: format!("{trace}-root"),
+            span_id: format!("{trace}-root").into(),
             service: "svc".into(),
             name: "researcher".into(),
             start,
@@ -1010,10 +1010,13 @@ mod tests {
             ),
             ("a", "svc", 0, 1000)
         );
-        assert_eq!(root.span_id, model::hex(&[0; 8]));
+        assert_eq!(*root.span_id, model::hex(&[0; 8]));
         assert_eq!(found.calls.len(), 1);
         assert_eq!(
-            (found.calls[0].name.as_str(), found.calls[0].span_id.clone()),
+            (
+                found.calls[0].name.as_str(),
+                found.calls[0].span_id.to_string()
+            ),
             ("t", model::hex(&[1; 8]))
         );
         assert_eq!(found.spans, 3);

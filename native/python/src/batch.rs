@@ -1364,52 +1364,11 @@ pub(crate) fn with_gc_paused<T>(
 /// `gc.isenabled`, `gc.disable` and `gc.enable`, looked up once.
 static GC: PyOnceLock<[Py<PyAny>; 3]> = PyOnceLock::new();
 
-/// Lowercase hex of an id, as every record carries ids (link ids may have any length).
-///
-/// Span and trace ids (8 and 16 bytes) are written on the stack, four bytes a step
-/// (`hex_word`), with no allocation, and handed to Python as the ASCII they are, not checked
-/// as UTF-8 again: three ids per span record, where a digit looked up per nibble and the
-/// UTF-8 check cost ~190 instructions an id (117,000 ids in a `stage decode` of data-2000).
+/// Lowercase hex of an id, as every record carries ids (link ids may have any length):
+/// span and trace ids written on the stack (`model::with_hex`) and copied once, into the
+/// new `str` (three ids per span record; 117,000 ids in a `stage decode` of data-2000).
 pub(crate) fn hex<'py>(py: Python<'py>, id: &[u8]) -> Bound<'py, PyString> {
-    let mut buffer = [0u8; 32];
-    let Some(out) = buffer.get_mut(..2 * id.len()) else {
-        return PyString::new(py, &model::hex(id));
-    };
-    let mut words = id.chunks_exact(4);
-    let mut digits = out.chunks_exact_mut(8);
-    for (word, eight) in (&mut words).zip(&mut digits) {
-        let word = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
-        eight.copy_from_slice(&hex_word(word).to_be_bytes());
-    }
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for (pair, byte) in digits
-        .into_remainder()
-        .chunks_exact_mut(2)
-        .zip(words.remainder())
-    {
-        pair[0] = DIGITS[usize::from(byte >> 4)];
-        pair[1] = DIGITS[usize::from(byte & 0x0f)];
-    }
-    // SAFETY: every byte of `out` was written above as one of `0-9a-f` (`hex_word`, or
-    // `DIGITS`), so it is ASCII and therefore UTF-8.
-    let text = unsafe { std::str::from_utf8_unchecked(out) };
-    PyString::new(py, text)
-}
-
-/// The eight lowercase hex digits of `word`, most significant first, as the bytes of a
-/// big-endian `u64`: each nibble spread into a byte of its own, then the bytes of those
-/// over 9 moved from the digits to the letters, all eight at once.
-#[inline]
-fn hex_word(word: u32) -> u64 {
-    const ONES: u64 = u64::MAX / 255;
-    let mut spread = u64::from(word);
-    spread = (spread | spread << 16) & 0x0000_ffff_0000_ffff;
-    spread = (spread | spread << 8) & 0x00ff_00ff_00ff_00ff;
-    spread = (spread | spread << 4) & (ONES * 0x0f);
-    // A nibble of 10 or more carries into bit 4 when 6 is added (no byte overflows: at
-    // most 21); such a byte takes `'a' - '0' - 10` more.
-    let letters = ((spread + ONES * 6) >> 4) & ONES;
-    spread + ONES * u64::from(b'0') + letters * u64::from(b'a' - b'0' - 10)
+    model::with_hex(id, |text| PyString::new(py, text))
 }
 
 /// Builds the records of chosen positions of decoded batches, sharing their repeated parts
@@ -1550,31 +1509,4 @@ fn place_list<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Batch>()?;
     m.add_class::<RecordBuilder>()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn hex_word_writes_the_digits_of_every_nibble() {
-        let words = [
-            0u32,
-            1,
-            9,
-            10,
-            15,
-            16,
-            0x0123_4567,
-            0x89ab_cdef,
-            0xfedc_ba98,
-            u32::MAX,
-        ];
-        let every_nibble = (0..16u32).map(|n| n * 0x1111_1111);
-        for word in words.into_iter().chain(every_nibble) {
-            let digits = hex_word(word).to_be_bytes();
-            assert_eq!(std::str::from_utf8(&digits).unwrap(), format!("{word:08x}"));
-            assert_eq!(model::hex(&word.to_be_bytes()), format!("{word:08x}"));
-        }
-    }
 }

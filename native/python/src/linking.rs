@@ -421,18 +421,42 @@ enum Accept {
 /// bound, a step went to the first request of its name however far back (a call the
 /// framework refused before running it took the next call's span: its arguments and its
 /// failure lost).
+///
+/// `asks` and `by_name_with_id` serve a search by name only, which a request found by its
+/// id never makes (most of a grade's: those two indexes were ~16 M of data-2000's ~35 M
+/// spent making the executors): each is made at its first use, from what is left pending.
 struct Executors<'py> {
     /// Positions -> draft numbers.
     steps: Vec<usize>,
+    /// The model calls' (position, requests), not yet in `asks` ([`Linking::asks`]).
+    askers: Vec<(usize, Requests)>,
     asks: Index<'py>,
     by_id: Index<'py>,
     by_name: Index<'py>,
+    /// The (position, tool name) of the steps with a call id, not yet in `by_name_with_id`
+    /// ([`Executors::by_name_with_id`]).
+    named_with_id: Vec<(usize, Bound<'py, PyAny>)>,
     by_name_with_id: Index<'py>,
     nameless_handoffs: Positions,
     /// The call ids the drafts' model calls asked for, read at the first search that needs
     /// them (`with_own_id`).
     asked: Option<Bound<'py, PySet>>,
     rejected: FastMap<(ListRef, usize), (isize, i128)>,
+}
+
+impl<'py> Executors<'py> {
+    /// `by_name_with_id`: the tool names of the steps with a call id -> their positions,
+    /// made at the first search by name of a request without an id (`with_own_id`).
+    fn by_name_with_id(&mut self) -> PyResult<&mut Index<'py>> {
+        if !self.named_with_id.is_empty() {
+            let mut index = Index::with_capacity(self.by_id.py, self.named_with_id.len());
+            for (pos, tool) in self.named_with_id.drain(..) {
+                index.at(&tool, pos)?;
+            }
+            self.by_name_with_id = index;
+        }
+        Ok(&mut self.by_name_with_id)
+    }
 }
 
 /// The state of one `link` call.
@@ -603,18 +627,6 @@ impl<'a, 'py> Linking<'a, 'py> {
         asked: &[(usize, usize, Requests)],
     ) -> PyResult<Executors<'py>> {
         let py = self.py;
-        let mut asks = Index::new(py);
-        for &(pos, _, requests) in asked {
-            for req in self.requests(requests) {
-                let name = get(req, intern!(py, "name"))?;
-                let last = asks
-                    .slot(&name)?
-                    .and_then(|s| asks.lists[s].as_slice().last().copied());
-                if last != Some(pos) {
-                    asks.at(&name, pos)?;
-                }
-            }
-        }
         // The tool steps' ids and names first, so each index is made with room for its keys.
         let mut tools = Vec::new();
         for (pos, &d) in steps.iter().enumerate() {
@@ -631,27 +643,51 @@ impl<'a, 'py> Linking<'a, 'py> {
         let with_id = tools.iter().filter(|tool| tool.4).count();
         let mut ex = Executors {
             steps: Vec::new(),
-            asks,
+            askers: asked
+                .iter()
+                .map(|&(pos, _, requests)| (pos, requests))
+                .collect(),
+            asks: Index::new(py),
             by_id: Index::with_capacity(py, with_id),
             by_name: Index::with_capacity(py, tools.len() - with_id),
-            by_name_with_id: Index::with_capacity(py, with_id),
+            named_with_id: Vec::with_capacity(with_id),
+            by_name_with_id: Index::new(py),
             nameless_handoffs: Positions::Many(Vec::new()),
             asked: None,
             rejected: FastMap::new(),
         };
         for (pos, kind, call_id, tool, with_id) in tools {
-            if with_id {
-                ex.by_id.at(&call_id, pos)?;
-                ex.by_name_with_id.at(&tool, pos)?;
-            } else {
-                ex.by_name.at(&tool, pos)?;
-            }
             if kind == Kind::Handoff && !tool.is_truthy()? {
                 ex.nameless_handoffs.push(pos);
+            }
+            if with_id {
+                ex.by_id.at(&call_id, pos)?;
+                ex.named_with_id.push((pos, tool));
+            } else {
+                ex.by_name.at(&tool, pos)?;
             }
         }
         ex.steps = steps;
         Ok(ex)
+    }
+
+    /// `ex.asks`: each tool name the model calls asked for -> their positions (once a
+    /// position), made at the first search by name.
+    fn asks<'e>(&self, ex: &'e mut Executors<'py>) -> PyResult<&'e mut Index<'py>> {
+        let py = self.py;
+        for (pos, requests) in std::mem::take(&mut ex.askers) {
+            for req in self.requests(requests) {
+                let name = get(req, intern!(py, "name"))?;
+                let last = ex
+                    .asks
+                    .slot(&name)?
+                    .and_then(|s| ex.asks.lists[s].as_slice().last().copied());
+                if last != Some(pos) {
+                    ex.asks.at(&name, pos)?;
+                }
+            }
+        }
+        Ok(&mut ex.asks)
     }
 
     /// Whether `accept` takes draft `d`.
@@ -820,9 +856,10 @@ impl<'a, 'py> Linking<'a, 'py> {
             }
         }
         let name = get(req, intern!(py, "name"))?;
-        let before = match ex.asks.slot(&name)? {
+        let asks = self.asks(ex)?;
+        let before = match asks.slot(&name)? {
             Some(s) => {
-                let asks = ex.asks.lists[s].as_slice();
+                let asks = asks.lists[s].as_slice();
                 asks.get(bisect_right(asks, after_i)).copied()
             }
             None => None,
@@ -833,7 +870,7 @@ impl<'a, 'py> Linking<'a, 'py> {
         }
         if !has_id {
             let list = ex
-                .by_name_with_id
+                .by_name_with_id()?
                 .slot(&name)?
                 .map(|s| (Which::ByNameWithId, s));
             if let Some(found) = self.first(ex, list, after_i, &Accept::OwnId, before)? {

@@ -13,6 +13,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PySet, PyString};
+use std::sync::Arc;
 
 use crate::pydict::lookup;
 use crate::span_tree::int_of;
@@ -88,10 +89,9 @@ impl JoinSpan for Record<'_> {
             .is_truthy()?)
     }
 
-    fn span_id(&self) -> PyResult<String> {
-        self.span
-            .getattr(intern!(self.span.py(), "span_id"))?
-            .extract()
+    fn span_id(&self) -> PyResult<Arc<str>> {
+        let id = self.span.getattr(intern!(self.span.py(), "span_id"))?;
+        Ok(Arc::from(id.cast::<PyString>()?.to_str()?))
     }
 
     fn service(&self) -> PyResult<String> {
@@ -226,7 +226,7 @@ pub(crate) fn delegations_of<'py>(traces: &Bound<'py, PyList>) -> PyResult<Bound
         return Ok(out);
     }
     for (agent, call) in core::delegations(&agents, &calls) {
-        out.set_item(&agents[agent].span_id, &calls[call].span_id)?;
+        out.set_item(&*agents[agent].span_id, &*calls[call].span_id)?;
     }
     Ok(out)
 }
