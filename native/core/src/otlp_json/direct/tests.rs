@@ -555,6 +555,19 @@ fn a_repeated_attribute_key_keeps_its_first_place_and_last_value_however_it_was_
             vec![entry("ab", "1"), entry("a\\u0062", "2")],
             vec![("ab".into(), "2")],
         ),
+        // A short key repeating after a long one (the list then told by content).
+        (
+            vec![entry(&long, "1"), entry("a", "2"), entry("a", "3")],
+            vec![(long.clone(), "1"), ("a".into(), "3")],
+        ),
+        // Repeated by an entry read member by member (its members in another order).
+        (
+            vec![
+                entry("a", "1"),
+                r#"{"value":{"stringValue":"3"},"key":"a"}"#.to_string(),
+            ],
+            vec![("a".into(), "3")],
+        ),
         (
             vec![entry("a", "1"), entry(&long, "2"), entry("b", "3")],
             vec![("a".into(), "1"), (long.clone(), "2"), ("b".into(), "3")],
