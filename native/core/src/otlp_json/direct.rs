@@ -543,7 +543,21 @@ impl<'p> ReadPairs<'p> {
                 self.seen |= bit;
             }
         }
-        self.pairs.push(KeyValue { key, value });
+        // Pushed with the room made first, so the entry is written once where it stays: with
+        // `Vec::push` at the list's three push sites the compiler kept `push` out of line
+        // (~6 instructions an entry plus the call and the entry's copy into its arguments).
+        self.pairs.reserve(1);
+        let len = self.pairs.len();
+        // SAFETY: `reserve(1)` leaves room for at least one entry past `len`, so the write is
+        // within the allocation and to a slot no live entry holds; `set_len` then counts
+        // exactly the entries written (the one just written and the `len` before it).
+        unsafe {
+            self.pairs
+                .as_mut_ptr()
+                .add(len)
+                .write(KeyValue { key, value });
+            self.pairs.set_len(len + 1);
+        }
     }
 
     /// Whether a key of the list read repeats.
