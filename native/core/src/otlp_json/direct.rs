@@ -455,19 +455,14 @@ impl<'a> Reader<'a> {
     fn attribute_list(&mut self, tokens: &mut Tokens<'a, '_>) -> Option<Attributes> {
         let mut pairs = std::mem::take(&mut self.pairs);
         pairs.clear();
-        let mut list = ReadPairs::new(&mut pairs);
         let read = tokens.elements(|tokens| {
-            attribute(
-                tokens,
-                SPAN_DEPTH + 2,
-                &mut self.texts,
-                &mut self.counts,
-                &mut list,
-            )
+            let (key, value) =
+                attribute(tokens, SPAN_DEPTH + 2, &mut self.texts, &mut self.counts)?;
+            pairs.push(KeyValue { key, value });
+            Some(())
         });
-        let repeats = list.repeats();
         let attributes = read.map(|()| {
-            if repeats {
+            if repeats_a_key(&pairs) {
                 into_attributes(pairs.drain(..).map(|kv| (kv.key, kv.value)).collect())
             } else {
                 // The usual list: moved once into its own allocation, at its final size,
@@ -483,95 +478,50 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// An attribute list as it is read: each entry pushed where it will stay (the attribute
-/// readers push it, rather than return it), and whether a key repeats noted as each key
-/// is pushed.
+/// Whether a key of an attribute list the reader made repeats, told by the keys' addresses:
+/// every key comes from the reader's one [`Interner`], which makes a single text of each
+/// distinct key of up to [`Interner::MAX_SHARED`] bytes, so two such keys are equal exactly
+/// when they are the same allocation. A longer list, or one with a longer key (made apart
+/// each time), is compared by content ([`has_repeated_key`]).
 ///
-/// Why: returned as an `Option<(Text, AnyValue)>` through the readers, each entry was copied
-/// three times on the stack before its push (~16.6 M on data-2000's OTLP/JSON decode), and
-/// the repeat test was a second pass over the list (~7 M).
-///
-/// The test is by the keys' addresses: every key comes from the reader's one [`Interner`],
-/// which makes a single text of each distinct key of up to [`Interner::MAX_SHARED`] bytes,
-/// so two such keys are equal exactly when they are the same allocation. Each address sets
-/// one bit of a word, and only a key whose bit an earlier key set is looked for among the
-/// keys before it. A longer list, or one with a longer key (made apart each time), is
-/// compared by content ([`has_repeated_key`]) once read.
-struct ReadPairs<'p> {
-    pairs: &'p mut Vec<KeyValue>,
-    /// The bits the keys' addresses set so far.
-    seen: u64,
-    /// A key was found (by address) to repeat.
-    repeated: bool,
-    /// The list is to be told by content once read (too long, or a key too long).
-    by_content: bool,
-}
-
-impl<'p> ReadPairs<'p> {
+/// Why: by content (a tag of each key's length and last byte, equal tags then compared) a
+/// span's dozen keys cost ~470 instructions (18.6 M on data-2000's OTLP/JSON decode); an
+/// address is a word already at hand. Each address sets one bit of a word, and only a key
+/// whose bit an earlier key set is looked for among the keys before it.
+fn repeats_a_key(pairs: &[KeyValue]) -> bool {
     /// Lists up to this long are told by addresses (a colliding bit costs a scan of the
     /// keys before); longer ones by content, which indexes a large list.
     const BY_ADDRESS: usize = 16;
     /// Spreads an address over the word's bits (Fibonacci hashing: the top six bits of the
     /// product).
     const MIX: u64 = 0x9E37_79B9_7F4A_7C15;
-
-    fn new(pairs: &'p mut Vec<KeyValue>) -> Self {
-        ReadPairs {
-            pairs,
-            seen: 0,
-            repeated: false,
-            by_content: false,
-        }
+    let by_content = || {
+        has_repeated_key(
+            &pairs
+                .iter()
+                .map(|kv| (kv.key.as_str(), ()))
+                .collect::<Vec<_>>(),
+        )
+    };
+    if pairs.len() > BY_ADDRESS {
+        return by_content();
     }
-
-    /// The entry `key: value` at the list's end, its key's address noted.
-    #[inline(always)]
-    fn push(&mut self, key: Text, value: AnyValue) {
-        if !self.by_content {
-            if key.len() > Interner::MAX_SHARED || self.pairs.len() >= Self::BY_ADDRESS {
-                self.by_content = true;
-            } else {
-                let bit = 1u64 << ((key.as_ptr() as u64).wrapping_mul(Self::MIX) >> 58);
-                if self.seen & bit != 0
-                    && self
-                        .pairs
-                        .iter()
-                        .any(|earlier| Text::ptr_eq(&earlier.key, &key))
-                {
-                    self.repeated = true;
-                }
-                self.seen |= bit;
-            }
+    let mut seen = 0u64;
+    for (at, kv) in pairs.iter().enumerate() {
+        if kv.key.len() > Interner::MAX_SHARED {
+            return by_content();
         }
-        // Pushed with the room made first, so the entry is written once where it stays: with
-        // `Vec::push` at the list's three push sites the compiler kept `push` out of line
-        // (~6 instructions an entry plus the call and the entry's copy into its arguments).
-        self.pairs.reserve(1);
-        let len = self.pairs.len();
-        // SAFETY: `reserve(1)` leaves room for at least one entry past `len`, so the write is
-        // within the allocation and to a slot no live entry holds; `set_len` then counts
-        // exactly the entries written (the one just written and the `len` before it).
-        unsafe {
-            self.pairs
-                .as_mut_ptr()
-                .add(len)
-                .write(KeyValue { key, value });
-            self.pairs.set_len(len + 1);
+        let bit = 1u64 << ((kv.key.as_ptr() as u64).wrapping_mul(MIX) >> 58);
+        if seen & bit != 0
+            && pairs[..at]
+                .iter()
+                .any(|earlier| Text::ptr_eq(&earlier.key, &kv.key))
+        {
+            return true;
         }
+        seen |= bit;
     }
-
-    /// Whether a key of the list read repeats.
-    fn repeats(&self) -> bool {
-        self.repeated
-            || (self.by_content
-                && has_repeated_key(
-                    &self
-                        .pairs
-                        .iter()
-                        .map(|kv| (kv.key.as_str(), ()))
-                        .collect::<Vec<_>>(),
-                ))
-    }
+    false
 }
 
 /// The key and colon of a span member at the cursor (past whitespace) when they are a
@@ -604,22 +554,21 @@ fn span_key(tokens: &mut Tokens<'_, '_>) -> Option<SpanKey> {
     })
 }
 
-/// An attribute of a span, pushed onto `list`: in its usual spelling, compact, else spaced,
-/// else member by member.
+/// An attribute of a span: in its usual spelling, compact, else spaced, else member by
+/// member.
 #[inline(always)]
 fn attribute<'a>(
     tokens: &mut Tokens<'a, '_>,
     depth: usize,
     texts: &mut Interner<'a>,
     counts: &mut Counts,
-    list: &mut ReadPairs<'_>,
-) -> Option<()> {
+) -> Option<(Text, AnyValue)> {
     let mark = tokens.mark();
-    if usual_attribute::<false>(tokens, depth, texts, list).is_some() {
-        return Some(());
+    if let Some(pair) = usual_attribute::<false>(tokens, depth, texts) {
+        return Some(pair);
     }
     tokens.rewind(mark);
-    attribute_not_compact(tokens, depth, texts, counts, list)
+    attribute_not_compact(tokens, depth, texts, counts)
 }
 
 /// [`attribute`] past its compact spelling, out of the compact bodies' way.
@@ -629,24 +578,21 @@ fn attribute_not_compact<'a>(
     depth: usize,
     texts: &mut Interner<'a>,
     counts: &mut Counts,
-    list: &mut ReadPairs<'_>,
-) -> Option<()> {
+) -> Option<(Text, AnyValue)> {
     let mark = tokens.mark();
-    if usual_attribute::<true>(tokens, depth, texts, list).is_some() {
-        return Some(());
+    if let Some(pair) = usual_attribute::<true>(tokens, depth, texts) {
+        return Some(pair);
     }
     tokens.rewind(mark);
     counts.generic += 1;
-    let (key, value) = key_value(tokens, depth, 0, texts)?;
-    list.push(key, value);
-    Some(())
+    key_value(tokens, depth, 0, texts)
 }
 
 /// An attribute spelled as OTLP exporters write one, `{"key":"…","value":{"<variant>":…}}`
 /// with a scalar variant (or an array or kvlist), compact or with whitespace between its
 /// tokens (pretty-printed), read by its fixed bytes rather than member by member (most of a
-/// body's objects are these), pushed onto `list`; `None` (nothing pushed) when it is spelled
-/// otherwise, and the caller reads it again from its start.
+/// body's objects are these); `None` when it is spelled otherwise, and the caller reads it
+/// again from its start.
 ///
 /// `SPACED` reads it with whitespace between its tokens ([`Tokens::literal_spaced`]): read
 /// first as compact, by exact compares alone, the compact bodies exporters write pay
@@ -656,8 +602,7 @@ fn usual_attribute<'a, const SPACED: bool>(
     tokens: &mut Tokens<'a, '_>,
     depth: usize,
     texts: &mut Interner<'a>,
-    list: &mut ReadPairs<'_>,
-) -> Option<()> {
+) -> Option<(Text, AnyValue)> {
     let spaced = SPACED;
     if !literal(tokens, spaced, b"{\"key\":\"") {
         return None;
@@ -669,8 +614,7 @@ fn usual_attribute<'a, const SPACED: bool>(
         if !literal(tokens, spaced, b"}}") {
             return None;
         }
-        list.push(texts.text(key), value);
-        return Some(());
+        return Some((texts.text(key), value));
     }
     if !literal(tokens, spaced, b",\"value\":{\"") {
         return None;
@@ -713,8 +657,7 @@ fn usual_attribute<'a, const SPACED: bool>(
             }
         }
     };
-    list.push(texts.text(key), value);
-    Some(())
+    Some((texts.text(key), value))
 }
 
 /// `bytes` at the cursor, compact or (`spaced`) with whitespace between its tokens.
