@@ -125,21 +125,30 @@ pub(super) struct Parser<'a, 'c, B: Build<'a>> {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn string_stop(bytes: &[u8], from: usize) -> usize {
-    use std::arch::x86_64::_mm_loadu_si128;
     let mut at = from;
     for _ in 0..2 {
         if at + LANES > bytes.len() {
             return string_stop_tail(bytes, at);
         }
-        // SAFETY: `at + LANES <= bytes.len()`, so the unaligned 16-byte load reads inside
-        // `bytes`; SSE2 is part of the x86_64 target.
-        let mask = unsafe { stops_mask(_mm_loadu_si128(bytes.as_ptr().add(at).cast())) };
-        if mask != 0 {
-            return at + mask.trailing_zeros() as usize;
+        if let Some(stop) = string_stop_in_step(bytes, at) {
+            return stop;
         }
         at += LANES;
     }
     string_stop_past_steps(bytes, at)
+}
+
+/// The stop within the sixteen bytes at `at` (`at + LANES <= bytes.len()`), if any: one
+/// SSE2 step of [`string_stop`] and [`string_stop_lanes`].
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn string_stop_in_step(bytes: &[u8], at: usize) -> Option<usize> {
+    use std::arch::x86_64::_mm_loadu_si128;
+    assert!(at + LANES <= bytes.len());
+    // SAFETY: `at + LANES <= bytes.len()` (asserted), so the unaligned 16-byte load reads
+    // inside `bytes`; SSE2 is part of the x86_64 target.
+    let mask = unsafe { stops_mask(_mm_loadu_si128(bytes.as_ptr().add(at).cast())) };
+    (mask != 0).then(|| at + mask.trailing_zeros() as usize)
 }
 
 /// [`string_stop`] of a string that did not end in its first thirty-two bytes: where
@@ -163,14 +172,10 @@ fn string_stop_past_steps(bytes: &[u8], at: usize) -> usize {
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn string_stop_lanes(bytes: &[u8], from: usize) -> usize {
-    use std::arch::x86_64::_mm_loadu_si128;
     let mut at = from;
     while at + LANES <= bytes.len() {
-        // SAFETY: `at + LANES <= bytes.len()`, so the unaligned 16-byte load reads inside
-        // `bytes`; SSE2 is part of the x86_64 target.
-        let mask = unsafe { stops_mask(_mm_loadu_si128(bytes.as_ptr().add(at).cast())) };
-        if mask != 0 {
-            return at + mask.trailing_zeros() as usize;
+        if let Some(stop) = string_stop_in_step(bytes, at) {
+            return stop;
         }
         at += LANES;
     }
