@@ -1,6 +1,6 @@
 """Public names imported when first read (``otel_oracles/_lazy_names.py``).
 
-Five packages name more than they import, so that ``grade``, ``serve`` and pytest's start-up
+Six packages name more than they import, so that ``grade``, ``serve`` and pytest's start-up
 skip what they never use. Why tests: a loader that forgets to keep the value re-imports on
 every read, one that swallows the ``AttributeError`` breaks ``hasattr`` and ``getattr``
 defaults, and a package whose map names the wrong module fails only for the user who reads
@@ -22,6 +22,7 @@ PACKAGE_MAPS = {
     "otel_oracles.report": "_LAZY",
     "otel_oracles.testing": "_LAZY",
     "otel_oracles.sandbox": "_RUNNER",
+    "otel_oracles.server": "_LAZY",
 }
 """Each package built on ``lazy_names`` and the name of its public-name -> module map."""
 

@@ -344,7 +344,7 @@ class ThreadGrading:
         self._grade = grade
         self._on_graded = on_graded
         # A grader that can say what a trace it ran out of time on gets (error verdicts:
-        # ``_wiring.ReadyGrader.timed_out``); otherwise such a trace is a grading error.
+        # ``_grader.ReadyGrader.timed_out``); otherwise such a trace is a grading error.
         self._timed_out: Callable[[ReadyTrace, float], list[Any]] | None = getattr(
             grade, "timed_out", None
         )

@@ -623,9 +623,9 @@ def _worker_backend(
 ) -> tuple[Any, Any]:
     from otel_oracles.emit import GraderMetrics, build_emitter
     from otel_oracles.emit.config import EmitSettings
+    from otel_oracles.server._grader import load_grading, ready_grader
     from otel_oracles.server._grading import ThreadGrading
     from otel_oracles.server._spool import ExportOutcome
-    from otel_oracles.server._wiring import load_grading, ready_grader
 
     contracts, conventions = load_grading(settings)
     emitter = build_emitter(export="otlp", settings=EmitSettings.from_env(metrics=False))

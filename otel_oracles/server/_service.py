@@ -54,7 +54,7 @@ class ResultsEmitter(Protocol):
 
 
 GradeFn = Callable[[ReadyTrace], list[Any]]
-"""Released trace -> [(Verdict, Trajectory)]: ``_wiring.ready_grader`` (build the trace,
+"""Released trace -> [(Verdict, Trajectory)]: ``_grader.ready_grader`` (build the trace,
 ``otel_oracles.pipeline.grade_trace`` against the loaded contracts and conventions)."""
 
 

@@ -9,6 +9,8 @@ import json
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import time
 from array import array
 from collections.abc import Callable
@@ -287,3 +289,27 @@ def test_a_whole_body_is_decoded_once_for_the_messages_that_need_it() -> None:
         msg = message(body, 0)
         assert _processes._build_records(msg[1], msg[2], builder, whole)[0][2] == [every_span[0]]
     assert whole.decoded == 4
+
+
+def test_a_worker_starts_without_the_receivers() -> None:
+    """A worker process imports ``server._processes`` (so the package's ``__init__``) and
+    builds its grader and exporter; none of that needs the receivers: aiohttp (whose import
+    builds two TLS contexts from the system's CA certificates), gRPC and the asyncio service
+    were ~1 G instructions of every worker's start. A fresh interpreter, as a spawned worker
+    is."""
+    code = (
+        "import sys\n"
+        "from otel_oracles.server import _processes\n"
+        "from otel_oracles.server.config import load_settings\n"
+        "settings = load_settings(\n"
+        f"    overrides={{'grading': {{'contracts': [{str(CONTRACTS)!r}]}}}}, environ={{}}\n"
+        ")\n"
+        "_processes._worker_backend(settings, 1, lambda msg: None)\n"
+        "print(sorted(m for m in ('aiohttp', 'grpc', 'asyncio') if m in sys.modules))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_")}
+    env |= {"OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
+            "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}  # fmt: skip
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, check=True)  # fmt: skip
+    assert out.stdout.strip() == "[]", out.stdout
