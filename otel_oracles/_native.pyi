@@ -1543,15 +1543,16 @@ def tool_sequence_diff(
     unordered modes' optimal assignment."""
 
 def repeated_args_candidates(
+    evidence: Any,
     calls: Sequence[Step],
     threshold: int,
-    made: dict[int, int | None],
     meta: frozenset[str],
     plain: tuple[type, ...],
 ) -> list[Step]:
     """The calls that may share normalized arguments with ``threshold - 1`` others of their
     tool, each call's screen (a hash of its normalized top-level strings, their characters
-    below ``!`` left out) kept in ``made`` by ``id()``
+    below ``!`` left out) kept in the step view of ``evidence`` (an ``Evidence``), by the
+    call's place among the trajectory's calls
     (``grade.oracles.trace_common.repeated_args_candidates``)."""
 
 # ---- the evaluator (otel_oracles.grade.evaluator) ---------------------------------------------

@@ -785,6 +785,34 @@ def _odd_traj(steps: list[dict[str, Any]], timed: bool) -> Trajectory:
     return Trajectory(steps=built, trace_id="t1")
 
 
+def test_loop_screens_of_odd_call_lists_are_the_python_ones() -> None:
+    """The core keeps each call's screen in the trajectory's step view, by the call's place
+    among its calls, and groups the calls by the tool the view read: calls asked out of
+    step order, twice, or from another trajectory (screened each time, never kept), and
+    tools that are no plain ``str`` (a ``str`` subclass equal to a ``str``, which groups with
+    it as a ``dict`` key does, a number, ``None``) split the calls as the Python did."""
+    from otel_oracles.grade.oracles.trace_common import repeated_args_candidates
+
+    rng = random.Random(4406)
+    names: list[Any] = ["search", "fetch", _Text("search"), 7, None]
+    for _ in range(300):
+
+        def made() -> list[dict[str, Any]]:
+            return [
+                tool(rng.choice(names), {"q": rng.choice(["a b", "A  B", "c", _Text("a b")])})
+                for _ in range(rng.randint(0, 8))
+            ]
+
+        t, other = _odd_traj(made(), timed=True), _odd_traj(made(), timed=True)
+        ev = Evidence(t)
+        for threshold in (2, 3):
+            calls = list(t.steps) + rng.sample(list(other.steps), min(2, len(other.steps)))
+            rng.shuffle(calls)
+            calls += calls[: rng.randint(0, 3)]
+            found = repeated_args_candidates(ev, calls, threshold)
+            assert [id(s) for s in found] == [id(s) for s in _spec_candidates(calls, threshold)]
+
+
 def test_repeats_in_the_core_are_the_python_ones() -> None:
     """``tool_repeats`` finds the pairs the Python it replaced found, on random runs of
     calls with and without ids, agents, times, one-turn and merged model-call spans,

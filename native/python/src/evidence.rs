@@ -957,21 +957,18 @@ fn pair_screen<'py>(
     }
 }
 
-/// `trace_common.repeated_args_candidates`: the calls of `calls` (in order) that may share
-/// normalized arguments with `threshold - 1` other calls of their tool. A tool's calls are
-/// split by their screens (`leaf_screen`: an `int`, or `None`, kept in `made` by `id()` of
-/// the call, so the checks of a trajectory make each once; counted in a Rust map) only when
-/// it has `threshold` calls or more; a tool with a call whose arguments are no plain JSON
-/// object keeps all its calls.
+/// `trace_common.repeated_args_candidates(evidence, calls, threshold)`: the calls of `calls`
+/// (in order) that may share normalized arguments with `threshold - 1` other calls of their
+/// tool (`candidates`), `meta` and `plain` what the screens read (`ScreenRules`).
 #[pyfunction]
 fn repeated_args_candidates<'py>(
+    evidence: &Bound<'py, PyAny>,
     calls: &Bound<'py, PyAny>,
-    threshold: &Bound<'py, PyAny>,
-    made: &Bound<'py, PyDict>,
-    meta: &Bound<'py, PyFrozenSet>,
-    plain: Vec<Py<PyAny>>,
+    threshold: usize,
+    meta: Bound<'py, PyFrozenSet>,
+    plain: Vec<Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyList>> {
-    candidates_in(calls, threshold, made, meta, &plain)
+    candidates(evidence, calls, threshold, &ScreenRules::new(meta, plain))
 }
 
 /// What a call's screen (`leaf_screen`) reads besides the call: the raw step's meta keys
@@ -991,10 +988,20 @@ impl ScreenRules {
     }
 }
 
-/// `trace_common.repeated_args_candidates(evidence, calls, threshold)` without its Python
-/// frame (`loop_detected`'s plan, ~2,500 asks a grade): the screens' table taken from the
-/// evidence's memo under `"leaf_screens"` (made on the first ask, as the wrapper's
-/// `setdefault` makes it), the candidates found by `candidates_in`.
+/// `trace_common.repeated_args_candidates`: the calls of `calls` (in order) that may share
+/// normalized arguments with `threshold - 1` other calls of their tool (`loop_detected`'s
+/// plan, ~2,500 asks a grade of data-2000, and the Python body). A tool's calls are split
+/// by their screens (`leaf_screen`) only when it has `threshold` calls or more; a tool with
+/// a call whose arguments are no plain JSON object keeps all its calls.
+///
+/// Each call's screen is made once per trajectory and kept in the evidence's step view
+/// (`StepView::call_screen`, by the call's place among the trajectory's calls), so every
+/// loop check of the trajectory, whatever its tools and threshold, reads it there; a step
+/// that is none of the trajectory's calls has its screen made each time. The calls are
+/// grouped by the tool the view read of them, compared as a `dict` compares its keys (a
+/// tool that is neither `None` nor a `str` with UTF-8 text: through a `dict`), and the
+/// counts compared as `usize`s: no Python object is made for a call's place, screen or
+/// count.
 pub(crate) fn candidates<'py>(
     evidence: &Bound<'py, PyAny>,
     calls: &Bound<'py, PyAny>,
@@ -1002,54 +1009,45 @@ pub(crate) fn candidates<'py>(
     rules: &ScreenRules,
 ) -> PyResult<Bound<'py, PyList>> {
     let py = evidence.py();
-    let made = memoized(evidence, intern!(py, "leaf_screens").as_any(), || {
-        Ok(PyDict::new(py).into_any())
-    })?
-    .cast_into::<PyDict>()?;
-    let threshold = threshold.into_pyobject(py)?.into_any();
-    candidates_in(calls, &threshold, &made, rules.meta.bind(py), &rules.plain)
-}
-
-/// `repeated_args_candidates`' search, `made` the screens' table.
-fn candidates_in<'py>(
-    calls: &Bound<'py, PyAny>,
-    threshold: &Bound<'py, PyAny>,
-    made: &Bound<'py, PyDict>,
-    meta: &Bound<'py, PyFrozenSet>,
-    plain: &[Py<PyAny>],
-) -> PyResult<Bound<'py, PyList>> {
-    let py = calls.py();
-    let calls: Vec<Bound<'py, PyAny>> = calls.try_iter()?.collect::<PyResult<_>>()?;
-    let tool_key = intern!(py, "tool");
-    let by_tool = PyDict::new(py);
-    let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (at, call) in calls.iter().enumerate() {
-        let tool = StepFields::new(call.clone()).get(tool_key)?;
-        match by_tool.get_item(&tool)? {
-            Some(group) => groups[group.extract::<usize>()?].push(at),
-            None => {
-                by_tool.set_item(tool, groups.len())?;
-                groups.push(vec![at]);
+    let view = view_of(evidence)?;
+    let view = view.get();
+    // A tuple or list read through its own iterator: collecting a Python iterator asks
+    // its length hint (a method call) at each growth of the vector.
+    let calls: Vec<Bound<'py, PyAny>> = if let Ok(tuple) = calls.cast::<PyTuple>() {
+        tuple.iter().collect()
+    } else if let Ok(list) = calls.cast::<PyList>() {
+        list.iter().collect()
+    } else {
+        calls.try_iter()?.collect::<PyResult<_>>()?
+    };
+    let mut places = Vec::with_capacity(calls.len());
+    let mut tools = Vec::with_capacity(calls.len());
+    let mut next = 0;
+    for call in &calls {
+        let at = view.call_at(call, next);
+        tools.push(match at {
+            Some(at) => {
+                next = at + 1;
+                view.call_tool(py, at).clone()
             }
-        }
+            None => StepFields::new(call.clone()).get(intern!(py, "tool"))?,
+        });
+        places.push(at);
     }
+    let (meta, plain) = (rules.meta.bind(py), &rules.plain[..]);
     let mut keep = vec![false; calls.len()];
-    for group in &groups {
-        if group.len().into_pyobject(py)?.lt(threshold)? {
+    let mut screens: Vec<u64> = Vec::new();
+    for group in by_tool(&tools)? {
+        if group.len() < threshold {
             continue;
         }
-        let mut screens: Vec<u64> = Vec::with_capacity(group.len());
+        screens.clear();
         let mut any_none = false;
-        for &at in group {
-            let call = &calls[at];
-            let id = (call.as_ptr() as usize).into_pyobject(py)?;
-            let screen = match made.get_item(&id)? {
-                Some(screen) => screen.extract::<Option<u64>>()?,
-                None => {
-                    let screen = leaf_screen(call, meta, plain)?;
-                    made.set_item(id, screen)?;
-                    screen
-                }
+        for &at in &group {
+            let make = || leaf_screen(&calls[at], meta, plain);
+            let screen = match places[at] {
+                Some(place) => view.call_screen(place, make)?,
+                None => make()?,
             };
             // Every call's screen is made (and kept) even after one that is `None`, as
             // before: the other checks of the trajectory read them.
@@ -1059,7 +1057,7 @@ fn candidates_in<'py>(
             }
         }
         if any_none {
-            for &at in group {
+            for &at in &group {
                 keep[at] = true;
             }
             continue;
@@ -1069,7 +1067,7 @@ fn candidates_in<'py>(
             *sizes.entry(screen).or_insert(0) += 1;
         }
         for (&at, screen) in group.iter().zip(&screens) {
-            if sizes[screen].into_pyobject(py)?.ge(threshold)? {
+            if sizes[screen] >= threshold {
                 keep[at] = true;
             }
         }
@@ -1081,6 +1079,53 @@ fn candidates_in<'py>(
             .zip(keep)
             .filter_map(|(call, k)| k.then_some(call)),
     )
+}
+
+/// The places in `tools` of each tool's calls, grouped as a `dict` keyed by the tool
+/// groups them, in first-seen order: `None` and a `str` with UTF-8 text (every tool a
+/// trajectory's mapping records) compared in Rust, by identity and by text; when a tool is
+/// anything else, every tool through a `dict` (its hash and equality, a `str` subclass
+/// equal to a `str` included).
+fn by_tool(tools: &[Bound<'_, PyAny>]) -> PyResult<Vec<Vec<usize>>> {
+    let mut groups: Vec<(Option<&str>, Vec<usize>)> = Vec::new();
+    for (at, tool) in tools.iter().enumerate() {
+        let key = if tool.is_none() {
+            None
+        } else if let Some(text) = tool
+            .cast_exact::<PyString>()
+            .ok()
+            .and_then(|text| text.to_str().ok())
+        {
+            Some(text)
+        } else {
+            return by_tool_dict(tools);
+        };
+        match groups.iter_mut().find(|(seen, _)| *seen == key) {
+            Some((_, group)) => group.push(at),
+            None => groups.push((key, vec![at])),
+        }
+    }
+    Ok(groups.into_iter().map(|(_, group)| group).collect())
+}
+
+/// `by_tool` through a `dict` keyed by the tools.
+#[cold]
+fn by_tool_dict(tools: &[Bound<'_, PyAny>]) -> PyResult<Vec<Vec<usize>>> {
+    let Some(first) = tools.first() else {
+        return Ok(Vec::new());
+    };
+    let by_tool = PyDict::new(first.py());
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (at, tool) in tools.iter().enumerate() {
+        match by_tool.get_item(tool)? {
+            Some(group) => groups[group.extract::<usize>()?].push(at),
+            None => {
+                by_tool.set_item(tool, groups.len())?;
+                groups.push(vec![at]);
+            }
+        }
+    }
+    Ok(groups)
 }
 
 /// Why the tool call `fields` failed (`trace_common.call_failure`, the rows of

@@ -290,15 +290,14 @@ def repeated_args_candidates(ev: Evidence, calls: Sequence[Step], threshold: int
     value JSON would render through ``str()``) keeps all its calls.
 
     The core's (``native/python/src/evidence.rs``): a call's screen is made once per
-    trajectory (kept in ``ev``, by ``id()`` of the call), whatever threshold and tools the
-    trajectory's ``loop_detected`` checks ask with, as a 64-bit hash of that set (no Python
-    string, pair or set per argument): equal screens hash alike, and two that clash only
-    keep more calls for the full normalization, which decides."""
-    # The memo's own ``setdefault`` (one C call), not ``memoized`` (a Python frame). The
-    # plans find the candidates in the core under the same key (``evidence::candidates``,
-    # handed ``RAW_STEP_META`` and ``_PLAIN_VALUES`` with ``PLANS``), without this frame.
-    made: dict[int, int | None] = ev.memo.setdefault("leaf_screens", {})
-    return native_repeated_args_candidates(calls, threshold, made, RAW_STEP_META, _PLAIN_VALUES)
+    trajectory (kept in ``ev``'s step view, by the call's place among the trajectory's
+    calls), whatever threshold and tools the trajectory's ``loop_detected`` checks ask
+    with, as a 64-bit hash of that set (no Python string, pair or set per argument): equal
+    screens hash alike, and two that clash only keep more calls for the full normalization,
+    which decides. The plans find the candidates with the same function
+    (``evidence::candidates``, handed ``RAW_STEP_META`` and ``_PLAIN_VALUES`` with
+    ``PLANS``), without this frame."""
+    return native_repeated_args_candidates(ev, calls, threshold, RAW_STEP_META, _PLAIN_VALUES)
 
 
 def _matches(ev: Evidence, step: Step, error_pattern: str) -> bool:

@@ -107,6 +107,10 @@ pub struct StepView {
     pub(crate) extent: Extent,
     /// The leaf model calls and their tokens (`leaves`), found on first ask.
     leaves: OnceLock<Leaves>,
+    /// Each call's `loop_detected` screen (`evidence::candidates`), by its place in
+    /// `call_recs`, made on first ask: the trajectory's loop checks, whatever their tools
+    /// and thresholds, read each call's screen once.
+    screens: Box<[OnceLock<Option<u64>>]>,
     /// What the evidence probes' walks found, per probe and scope (`EvidencePlan.lacking`):
     /// the contracts graded on a trajectory ask the same names (`tool_arguments`,
     /// `tool_outcomes`), and each contract's plan, and each check's where the contract's
@@ -387,6 +391,38 @@ impl StepView {
         Ok(out)
     }
 
+    /// The place in `call_recs` of the call `step` (by identity), looked for from `from` on
+    /// (the calls a check selects come in step order, so the next is mostly there), then
+    /// before it; `None` for a step that is none of the trajectory's calls.
+    pub(crate) fn call_at(&self, step: &Bound<'_, PyAny>, from: usize) -> Option<usize> {
+        let ptr = step.as_ptr();
+        let at = |recs: &[Rec]| recs.iter().position(|c| c.step.as_ptr() == ptr);
+        let from = from.min(self.call_recs.len());
+        at(&self.call_recs[from..])
+            .map(|i| from + i)
+            .or_else(|| at(&self.call_recs[..from]))
+    }
+
+    /// The tool of the call at `at` in `call_recs` (`step.tool`, read when the view was made).
+    pub(crate) fn call_tool<'py>(&self, py: Python<'py>, at: usize) -> &Bound<'py, PyAny> {
+        self.call_recs[at].tool.bind(py)
+    }
+
+    /// The screen of the call at `at` in `call_recs`: kept, or made by `make` and kept.
+    pub(crate) fn call_screen(
+        &self,
+        at: usize,
+        make: impl FnOnce() -> PyResult<Option<u64>>,
+    ) -> PyResult<Option<u64>> {
+        if let Some(&screen) = self.screens[at].get() {
+            return Ok(screen);
+        }
+        let screen = make()?;
+        // Another thread that made it while Python code ran in `make` made the same.
+        let _ = self.screens[at].set(screen);
+        Ok(screen)
+    }
+
     /// How many records the groups asked for hold (`records_of(...).len()`).
     pub(crate) fn count_of(&self, calls: bool, generations: bool, agents: bool) -> usize {
         usize::from(calls) * self.call_recs.len()
@@ -523,6 +559,7 @@ impl StepView {
             nameless: PyTuple::new(py, nameless)?.unbind(),
             tool_spans,
             all_raw: any && all_raw,
+            screens: call_recs.iter().map(|_| OnceLock::new()).collect(),
             call_recs,
             generation_recs,
             agent_recs,
