@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from otel_oracles.assemble.online import ReadyTrace
+from otel_oracles.assemble.online_join import subject_trace
 from otel_oracles.sandbox import CommandPolicy
 from otel_oracles.server.config import ConfigError, ServeSettings
 from otel_oracles.session import GradingSession, NotGraded
@@ -52,8 +53,6 @@ class ReadyGrader:
         self.session = GradingSession(contracts, conventions, commands=commands)
 
     def _trace(self, ready: ReadyTrace) -> Any:
-        from otel_oracles.assemble.online_join import subject_trace
-
         return subject_trace(ready)
 
     def __call__(self, ready: ReadyTrace) -> list[Any]:
