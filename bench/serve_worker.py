@@ -19,6 +19,12 @@ subjects handed to the least busy worker as serve does (``_message``); it keeps
 worker 0's messages. The verdicts go to bench/sink_proc.py and the feeder is a spawned
 process: neither is measured. The exporter thread batches what has accumulated, so the
 number of export requests (printed) varies a little between runs.
+
+Count a tree only after one uncounted run in it (an ``idle`` will do): the conventions cache
+keys each file by its path, so the first run in a fresh worktree validates and compiles the
+conventions from YAML, ~1.3 G instructions more for that run alone (read as ~300 k a span
+more when that run is ``run``; docs/performance-history.md, "serve's workers start without
+the receivers"). The machine's load does not move the counts.
 """
 
 from __future__ import annotations
