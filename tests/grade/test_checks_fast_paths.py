@@ -26,7 +26,7 @@ from otel_oracles.grade import evaluator
 from otel_oracles.grade import evidence as evidence_module
 from otel_oracles.grade.compiled import CompiledContract, compile_check
 from otel_oracles.grade.evaluator import outcome_for, run_compiled
-from otel_oracles.grade.evidence import Evidence, absent
+from otel_oracles.grade.evidence import Evidence, absent, where
 from otel_oracles.grade.loader import compile_contract, parse_contract
 from otel_oracles.grade.oracles import coding_rule
 from otel_oracles.grade.oracles.agentbench import (
@@ -224,6 +224,14 @@ def test_hidden_writes_are_those_the_plain_scan_finds() -> None:
 # ---- tool_sequence's messages -----------------------------------------------------------------
 
 
+def _sequence_diff(mode: str, items: list[Any], tools: tuple[Any, ...], steps: list[Any]) -> Any:
+    """The core's ``tool_sequence_diff`` of ``items`` (tools ``tools``) against ``steps``,
+    with the Python deciders the plan hands it."""
+    return tool_sequence_diff(
+        mode, sequence_items(items), tools, steps, first_match, args_mismatch_why, _assign
+    )
+
+
 def test_sequence_notes_are_the_messages_of_the_kept_pairs() -> None:
     rng = random.Random(5)
     items = [
@@ -256,14 +264,8 @@ def test_sequence_notes_are_the_messages_of_the_kept_pairs() -> None:
         if rng.random() < 0.5:  # the plan's items are plain copies of the params
             chosen = [plain_params(item) for item in chosen]
         for mode in ("in_order", "any_order"):
-            _, counts, _, diff, _, _ = tool_sequence_diff(
-                mode,
-                sequence_items(chosen),
-                tuple(i.tool for i in chosen),
-                steps,
-                first_match,
-                args_mismatch_why,
-                _assign,
+            _, counts, _, diff, _, _ = _sequence_diff(
+                mode, chosen, tuple(i.tool for i in chosen), steps
             )
             assert sum(counts.values()) == len(diff)
             for entry in diff:
@@ -304,15 +306,7 @@ def test_subset_args_are_judged_as_args_mismatch_judges_them() -> None:
         item = SequenceItem(tool="f", args=args)
         want = args_mismatch(item, step)
         for chosen in (item, plain_params(item)):
-            _, counts, _, diff, _, _ = tool_sequence_diff(
-                "in_order",
-                sequence_items([chosen]),
-                ("f",),
-                [step],
-                first_match,
-                args_mismatch_why,
-                _assign,
-            )
+            _, counts, _, diff, _, _ = _sequence_diff("in_order", [chosen], ("f",), [step])
             op = "match" if want is None else "args_mismatch"
             assert [entry["op"] for entry in diff] == [op] and counts[op] == 1
             assert diff[0].get("note", "") == (want or ""), (args, call)
@@ -333,6 +327,110 @@ def test_subset_args_are_judged_as_args_mismatch_judges_them() -> None:
         None,
         "argument 'n' is 2, expected 1",
     ]
+
+
+def test_regex_args_are_judged_as_args_mismatch_judges_them() -> None:
+    # An item whose regexes the core can answer (a literal, anchors, alternations; "no match"
+    # for a text lacking a literal every match needs) is judged by the core, the others by
+    # `args_mismatch_why`; each pair's op and note are what `args_mismatch` says of it.
+    items = [
+        SequenceItem(tool="f", args_regex={"p": "pytest"}),
+        SequenceItem(tool="f", args_regex={"p": r"^tests/test_.*\.py$"}),
+        SequenceItem(tool="f", args_regex={"p": "^(ab|cd)$"}),
+        SequenceItem(tool="f", args_regex={"p": "é$", "q": "x"}),
+        SequenceItem(tool="f", args_regex={"p": r"\d+"}),  # Python answers every text
+        SequenceItem(tool="f", args={"q": "x"}, args_regex={"p": "^ab"}),
+        SequenceItem(tool="f", args={"q": "x"}, args_mode="exact", args_regex={"p": "ab"}),
+        SequenceItem(tool="f", args_regex={"p": "ab"}, args_schema={"type": "object"}),
+    ]
+    values = [
+        "pytest",
+        "python -m pytest -q",
+        "tests/test_a.py",
+        "tests/test_a.py\n",  # `$` before a final newline
+        "tests/test_a.pyc",
+        "src/a.py",
+        "ab",
+        "ab\n",
+        "cd\n\n",
+        "abé",
+        "é\n",
+        "x\ud800é",  # a lone surrogate: Python's
+        "",
+        "12",
+        3,
+        None,
+        ["ab"],
+        {"p": "ab"},
+    ]
+    rng = random.Random(7)
+    calls = []
+    for _ in range(400):
+        args = {k: rng.choice(values) for k in rng.sample(["p", "q"], rng.randint(0, 2))}
+        calls.append(tool("f", args if rng.random() < 0.95 else None))
+    steps = list(traj(*calls).steps)
+    decided = 0
+    for item in items:
+        for chosen in (item, plain_params(item)):
+            for step in steps:
+                want = args_mismatch(item, step)
+                _, counts, _, diff, _, _ = _sequence_diff("in_order", [chosen], ("f",), [step])
+                op = "match" if want is None else "args_mismatch"
+                assert [entry["op"] for entry in diff] == [op] and counts[op] == 1
+                assert diff[0].get("note", "") == (want or ""), (item, step.arguments)
+                decided += want is None
+    assert decided > 100
+
+
+class _Tool(str):
+    """A tool name with its own formatting: a line naming it is Python's."""
+
+    def __format__(self, spec: str) -> str:
+        return f"<{str.__format__(self, spec)}>"
+
+
+def _line(entry: dict[str, Any], tools: tuple[Any, ...], steps: list[Any]) -> str:
+    """``entry``'s line of a failed sequence's message, as the f-strings wrote it."""
+    tool = tools[entry["expected"]["position"]] if "expected" in entry else ""
+    at = where(steps[entry["actual"]["step"]]) if "actual" in entry else ""
+    op = entry["op"]
+    if op == "match":
+        return f"  = {tool:<24} {at}"
+    if op == "args_mismatch":
+        return f"  ~ {tool:<24} {at}: {entry['note']}"
+    if op == "missing":
+        return f"  - {tool:<24} (expected, not called)"
+    return f"  + {'':<24} {at} (not expected)"
+
+
+def test_sequence_texts_are_the_f_strings() -> None:
+    # The lines written in Rust (plain texts: padded by code points, never cut) and those
+    # Python formats (a name with a lone surrogate, a `str` subclass) make the text the
+    # f-strings made, in order; so does the order of a sequence that holds.
+    names = ["write_file", "rün", "日本語のツール", "x" * 30, "", "t\ud800", _Tool("run")]
+    rng = random.Random(11)
+    for _ in range(300):
+        calls = []
+        for _ in range(rng.randint(0, 6)):
+            name = rng.choice(names)
+            args = {"p": rng.choice(["a", "b", "\ud800"])}
+            calls.append(tool(str(name), args) if rng.random() < 0.8 else tool(name, args))
+        steps = list(traj(*calls).steps)
+        chosen = [
+            SequenceItem(tool=str(name), args=rng.choice([None, {"p": "a"}]))
+            for name in rng.sample(names, rng.randint(1, 4))
+        ]
+        tools = tuple(
+            rng.choice([item.tool, _Tool(item.tool)]) if rng.random() < 0.2 else item.tool
+            for item in chosen
+        )
+        for mode in ("in_order", "exact", "any_order"):
+            holds, _, actual, diff, _, text = _sequence_diff(mode, chosen, tools, steps)
+            if holds:
+                order = " -> ".join(t if t else "?" for t in actual)
+                assert text == (order or "no calls")
+            else:
+                assert text == "\n".join(_line(entry, tools, steps) for entry in diff)
 
 
 # ---- why a call failed -------------------------------------------------------------------------

@@ -397,7 +397,9 @@ def args_mismatch_why(spec: ArgsMatch, step: Step) -> Why | None:
 def constrained_mismatch_why(spec: ArgsMatch, step: Step) -> Why | None:
     """``args_mismatch_why`` of a ``spec`` that constrains the arguments
     (``ArgsMatch.constrains_args``): what the core's ``tool_sequence`` plan asks, only of the
-    items it knows constrain them, ~2,500 times a grade of data-2000 (the test's frame, and
+    items it knows constrain them, where its ``Subset`` does not decide (``args`` in subset
+    mode and the regexes its analysis answers are decided there) and for the message of each
+    mismatched pair a diff shows: ~600 times a grade of data-2000 (the test's frame, and
     ``effective_args``'s for a call whose arguments were captured, saved on each)."""
     args = step.arguments
     if args is None:

@@ -25,7 +25,7 @@ pub(crate) const MAX_LISTED: usize = 5;
 /// The name `where` shows for a step: its tool, else a model call's model, else its
 /// agent, else any model, else its kind (`step.tool or model or step.agent_name or
 /// step.model or step.kind.value`).
-fn shown_name<'py>(step: &StepFields<'py>) -> PyResult<Bound<'py, PyAny>> {
+pub(super) fn shown_name<'py>(step: &StepFields<'py>) -> PyResult<Bound<'py, PyAny>> {
     let py = step.step.py();
     let tool = step.get(intern!(py, "tool"))?;
     if tool.is_truthy()? {
@@ -47,15 +47,28 @@ fn shown_name<'py>(step: &StepFields<'py>) -> PyResult<Bound<'py, PyAny>> {
 }
 
 /// An exact `str`'s UTF-8 (none for a subclass or a lone surrogate).
-fn plain<'a>(value: &'a Bound<'_, PyAny>) -> Option<&'a str> {
+pub(super) fn plain<'a>(value: &'a Bound<'_, PyAny>) -> Option<&'a str> {
     value.cast_exact::<PyString>().ok()?.to_str().ok()
 }
 
 /// `where(step)`: `step 3 (search_docs, span ab12...)`, or `step 3 (search_docs)` for a
 /// step no span recorded.
 pub(crate) fn where_text<'py>(step: &StepFields<'py>) -> PyResult<Bound<'py, PyString>> {
-    let py = step.step.py();
     let name = shown_name(step)?;
+    let (index, span) = step_place(step)?;
+    let mut text = String::new();
+    match write_where(&name, &index, span.as_ref(), &mut text)? {
+        Some(formatted) => Ok(formatted),
+        None => Ok(PyString::new(step.step.py(), &text)),
+    }
+}
+
+/// A step's `index`, and its span's id when a span recorded it (`source.span_id`): what
+/// `where` shows of it besides its name, and what a diff's row holds of it.
+pub(super) fn step_place<'py>(
+    step: &StepFields<'py>,
+) -> PyResult<(Bound<'py, PyAny>, Option<Bound<'py, PyAny>>)> {
+    let py = step.step.py();
     let index = step.get(intern!(py, "index"))?;
     let source = step.get(intern!(py, "source"))?;
     let span = if source.is_none() {
@@ -63,24 +76,38 @@ pub(crate) fn where_text<'py>(step: &StepFields<'py>) -> PyResult<Bound<'py, PyS
     } else {
         Some(source.getattr(intern!(py, "span_id"))?)
     };
+    Ok((index, span))
+}
+
+/// `where` of the step `shown_name` names `name` and `step_place` places at `index` and
+/// `span`, written at the end of `out` when its parts are plain (`None`), else the text as
+/// Python's `str.format` makes it, `out` left as it was: a caller that writes a longer text
+/// (a diff's line) makes no Python string of it.
+pub(super) fn write_where<'py>(
+    name: &Bound<'py, PyAny>,
+    index: &Bound<'py, PyAny>,
+    span: Option<&Bound<'py, PyAny>>,
+    out: &mut String,
+) -> PyResult<Option<Bound<'py, PyString>>> {
+    let py = name.py();
     let number = index
         .cast_exact::<PyInt>()
         .ok()
         .and_then(|i| i.extract::<i64>().ok());
-    let span_text = match &span {
+    let span_text = match span {
         None => Some(None),
         Some(span) => plain(span).map(Some),
     };
-    if let (Some(number), Some(name_text), Some(span_text)) = (number, plain(&name), span_text) {
-        let mut text = String::with_capacity(24 + name_text.len());
+    if let (Some(number), Some(name_text), Some(span_text)) = (number, plain(name), span_text) {
+        out.reserve(24 + name_text.len());
         // (Writing to a `String` cannot fail.)
-        let _ = write!(text, "step {number} ({name_text}");
+        let _ = write!(out, "step {number} ({name_text}");
         if let Some(span_text) = span_text {
-            text.push_str(", span ");
-            text.push_str(span_text);
+            out.push_str(", span ");
+            out.push_str(span_text);
         }
-        text.push(')');
-        return Ok(PyString::new(py, &text));
+        out.push(')');
+        return Ok(None);
     }
     let format = intern!(py, "format");
     let text = match span {
@@ -89,7 +116,7 @@ pub(crate) fn where_text<'py>(step: &StepFields<'py>) -> PyResult<Bound<'py, PyS
             intern!(py, "step {} ({}, span {})").call_method1(format, (index, name, span))?
         }
     };
-    Ok(text.cast_into::<PyString>()?)
+    Ok(Some(text.cast_into::<PyString>()?))
 }
 
 /// `list_steps(steps)`: the first `MAX_LISTED` of `steps` as `where` names them, joined by

@@ -8,33 +8,49 @@
 //! item and distinct (tool, MCP tool) pair of names: a character class, a name that is no
 //! UTF-8 `str`), why a call's arguments miss an item's constraints (`args_mismatch_why`, asked
 //! for the pairs whose names match, its message made only for the pairs kept; whether they
-//! miss an item whose one constraint is `args` in `subset` mode is decided here, [`Subset`])
-//! and, for the unordered modes, the optimal assignment (`assign`). The rest was a Python
-//! loop per (item, call) cell, per diff entry and per line.
+//! miss an item whose constraints are `args` in `subset` mode and regexes the core can
+//! answer is decided here, [`Subset`]) and, for the unordered modes, the optimal assignment
+//! (`assign`). The rest was a Python loop per (item, call) cell, per diff entry and per
+//! line; the lines and the text of a sequence that holds are written in Rust where their
+//! parts are plain text ([`Lines`], `order_text`).
 
 use otel_oracles_core::hashing::{FastMap, FastMapExt};
+use otel_oracles_core::rule_regex::RegexPlan;
 use otel_oracles_core::sequence::{self, Cell, Counts, Entry, Mode};
 use pyo3::exceptions::PyValueError;
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::pydict::{self, StepFields};
 use crate::tool_glob::NamedBy;
 
+use super::naming::{plain, shown_name, step_place, write_where};
 use super::{placeholder, where_text};
 
-/// An expected item whose one constraint on a call's arguments is `args` in `subset` mode
-/// (no `args_regex`, no `args_schema`): whether a call's arguments miss it is decided
-/// here as `args_mismatch_why` decides it, without calling it (~2,500 instructions a call,
-/// for every call whose name the item matches): the arguments not a placeholder, each
-/// wanted key in them with a value that is not `!=` the wanted one. Its message is asked of
-/// `args_mismatch_why` only for the pairs the diff shows. A call whose `arguments` are
-/// `None` (an AgentBench step's own fields may stand for them: `effective_args`) or not an
-/// exact `dict`, or a wanted key that is not an exact `str`, is left to it.
+/// An expected item whose constraints on a call's arguments are `args` in `subset` mode
+/// and `args_regex` (no `args_schema`, no `args` in `exact` mode): whether a call's
+/// arguments miss it is decided here as `args_mismatch_why` decides it, without calling it
+/// (~10,000 instructions a call, for every call whose name the item matches): the arguments
+/// not a placeholder, each wanted key in them with a value that is not `!=` the wanted one,
+/// then each regex's field in them, a `str` the regex finds a match in. A regex is the
+/// `regex` engine's (`safe_regex.search`, no flags), answered here only where its
+/// [`RegexPlan`] proves that engine's answer (a literal, anchors, alternations of them; "no
+/// match" for a text lacking a literal every match needs), as the conventions' rule table
+/// answers it. Its message is asked of `args_mismatch_why` only for the pairs the diff
+/// shows. A call whose `arguments` are `None` (an AgentBench step's own fields may stand for
+/// them: `effective_args`) or not an exact `dict`, a wanted key that is not an exact `str`,
+/// a regex's field whose value is not an exact `str` (its JSON text is searched) or a regex
+/// the plan cannot answer for its text is left to it; the constraints are read in
+/// `args_mismatch_why`'s order, and the first one left to it leaves the whole call to it
+/// (it may raise on that one: a regex over its budget).
 pub(crate) struct Subset {
-    /// The item's `args`, read at each call (it is the item's own dict).
-    args: Py<PyDict>,
+    /// The item's `args` (`subset` mode), read at each call (it is the item's own dict);
+    /// `None` when it gives none.
+    args: Option<Py<PyDict>>,
+    /// The item's `args_regex`, in its order: each field, and its pattern's plan.
+    regexes: Vec<(Py<PyString>, RegexPlan)>,
 }
 
 impl Subset {
@@ -43,20 +59,33 @@ impl Subset {
     fn of<'py>(item: &Bound<'py, PyAny>) -> Option<Self> {
         let py = item.py();
         let read = |name: &Bound<'py, PyString>| item.getattr(name).ok();
-        let args = read(intern!(py, "args"))?
+        let args = read(intern!(py, "args"))?;
+        let args = if args.is_none() {
+            None
+        } else {
+            let mode = read(intern!(py, "args_mode"))?;
+            let subset = mode
+                .cast_exact::<PyString>()
+                .is_ok_and(|mode| mode.to_str().is_ok_and(|mode| mode == "subset"));
+            if !subset {
+                return None;
+            }
+            Some(args.cast_into_exact::<PyDict>().ok()?.unbind())
+        };
+        let mut regexes = Vec::new();
+        let patterns = read(intern!(py, "args_regex"))?
             .cast_into_exact::<PyDict>()
             .ok()?;
-        let mode = read(intern!(py, "args_mode"))?;
-        let subset = mode
-            .cast_exact::<PyString>()
-            .is_ok_and(|mode| mode.to_str().is_ok_and(|mode| mode == "subset"));
-        let no_regex = read(intern!(py, "args_regex"))?
-            .cast_exact::<PyDict>()
-            .is_ok_and(|regexes| regexes.is_empty());
+        for (key, pattern) in patterns.iter() {
+            let key = key.cast_into_exact::<PyString>().ok()?;
+            let plan = RegexPlan::of(pattern.cast_exact::<PyString>().ok()?.to_str().ok()?);
+            if plan == RegexPlan::host() {
+                return None; // Python answers every text: nothing to decide here
+            }
+            regexes.push((key.unbind(), plan));
+        }
         let no_schema = read(intern!(py, "args_schema"))?.is_none();
-        (subset && no_regex && no_schema).then(|| Self {
-            args: args.unbind(),
-        })
+        (no_schema && (args.is_some() || !regexes.is_empty())).then_some(Self { args, regexes })
     }
 
     /// Whether `step`'s arguments satisfy the item (`args_mismatch_why` answering `None`),
@@ -73,7 +102,7 @@ impl Subset {
         let Ok(args) = args.cast_exact::<PyDict>() else {
             return Ok(None);
         };
-        for (key, want) in self.args.bind(py).iter() {
+        for (key, want) in self.args.iter().flat_map(|wanted| wanted.bind(py).iter()) {
             let Ok(key) = key.cast_exact::<PyString>() else {
                 return Ok(None);
             };
@@ -83,6 +112,19 @@ impl Subset {
                 None => return Ok(Some(false)),
                 Some(value) if value.ne(&want)? => return Ok(Some(false)),
                 Some(_) => {}
+            }
+        }
+        for (key, plan) in &self.regexes {
+            let Some(value) = args.get_item(key.bind(py))? else {
+                return Ok(Some(false)); // `key not in args`
+            };
+            let Some(text) = plain(&value) else {
+                return Ok(None);
+            };
+            match plan.answer(text) {
+                Some(true) => {}
+                Some(false) => return Ok(Some(false)),
+                None => return Ok(None),
             }
         }
         Ok(Some(true))
@@ -110,9 +152,177 @@ fn text_of(value: &Bound<'_, PyAny>) -> Option<String> {
         .map(str::to_owned)
 }
 
-/// `entry`'s line in a failed sequence's message (`tool`: the expected item's tool, padded
-/// to 24 characters, never cut; `call`: `where_text` of the call; `note`: why its arguments
-/// do not match), formatted by Python's `str.format` as the f-strings did.
+/// The text of `entry`'s op (`Entry::op`), the same `str` for every row.
+fn op_text<'py>(py: Python<'py>, entry: &Entry) -> &'py Bound<'py, PyString> {
+    match entry {
+        Entry::Paired { full: true, .. } => intern!(py, "match"),
+        Entry::Paired { full: false, .. } => intern!(py, "args_mismatch"),
+        Entry::Missing(_) => intern!(py, "missing"),
+        Entry::Unexpected(_) => intern!(py, "unexpected"),
+    }
+}
+
+/// The text of a sequence that holds: the calls' tools joined by ` -> ` (`?` for a tool
+/// that is not truthy), `no calls` for none; written in Rust when every tool is `None` or
+/// plain text, else joined by Python's `str.join`.
+fn order_text<'py>(
+    py: Python<'py>,
+    names: &[(Bound<'py, PyAny>, Bound<'py, PyAny>)],
+) -> PyResult<Bound<'py, PyAny>> {
+    if names.is_empty() {
+        return Ok(intern!(py, "no calls").clone().into_any());
+    }
+    let mut text = String::new();
+    for (tool, _) in names {
+        let shown = if tool.is_none() {
+            Some("?")
+        } else {
+            plain(tool).map(|t| if t.is_empty() { "?" } else { t })
+        };
+        let Some(shown) = shown else {
+            text.clear();
+            break;
+        };
+        if !text.is_empty() {
+            text.push_str(" -> ");
+        }
+        text.push_str(shown);
+    }
+    if !text.is_empty() {
+        return Ok(PyString::new(py, &text).into_any());
+    }
+    let order = PyList::empty(py);
+    for (tool, _) in names {
+        if tool.is_truthy()? {
+            order.append(tool)?;
+        } else {
+            order.append(intern!(py, "?"))?;
+        }
+    }
+    intern!(py, " -> ").call_method1(intern!(py, "join"), (order,))
+}
+
+/// The lines of a failed sequence's message, joined by `\n` as `"\n".join(lines)` joins
+/// them: each written in Rust when its parts are plain text (`write_line`); a line whose
+/// parts are not (a `str` subclass, a lone surrogate, a tool that is no `str`) is formatted
+/// by Python (`diff_line`) and kept as its `str`, the lines written before it as one `str`.
+#[derive(Default)]
+struct Lines<'py> {
+    /// The lines written since the last one Python formatted, joined (lines are never
+    /// empty: empty means none).
+    text: String,
+    /// The pieces joined at the end, once Python formatted a line.
+    pieces: Option<Bound<'py, PyList>>,
+}
+
+impl<'py> Lines<'py> {
+    /// Adds `entry`'s line (`tool`: the expected item's tool; `call`: the call; `note`: why
+    /// its arguments do not match).
+    fn push(
+        &mut self,
+        entry: &Entry,
+        tool: Option<Bound<'py, PyAny>>,
+        call: Option<&Placed<'_, 'py>>,
+        note: &Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        let before = self.text.len();
+        if before > 0 {
+            self.text.push('\n');
+        }
+        if write_line(&mut self.text, entry, tool.as_ref(), call, note)? {
+            return Ok(());
+        }
+        self.text.truncate(before);
+        let py = note.py();
+        let call = call
+            .map(|(step, _, _)| where_text(step).map(Bound::into_any))
+            .transpose()?;
+        let line = diff_line(entry, tool, call, note)?;
+        let pieces = self.pieces.get_or_insert_with(|| PyList::empty(py));
+        if !self.text.is_empty() {
+            pieces.append(PyString::new(py, &self.text))?;
+            self.text.clear();
+        }
+        pieces.append(line)
+    }
+
+    /// The lines joined by `\n`.
+    fn joined(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let Some(pieces) = self.pieces else {
+            return Ok(PyString::new(py, &self.text).into_any());
+        };
+        if !self.text.is_empty() {
+            pieces.append(PyString::new(py, &self.text))?;
+        }
+        intern!(py, "\n").call_method1(intern!(py, "join"), (pieces,))
+    }
+}
+
+/// A diff entry's call: the call, and its `index` and span id (`step_place`), read once for
+/// its row and its line.
+type Placed<'a, 'py> = (
+    &'a StepFields<'py>,
+    Bound<'py, PyAny>,
+    Option<Bound<'py, PyAny>>,
+);
+
+/// `diff_line`'s text written at the end of `out` when its parts are plain text (the tool
+/// and the note exact UTF-8 `str`s, the call's `where` written in Rust: `write_where`):
+/// `true`; else `false`, `out` holding a part of it (the caller cuts it).
+fn write_line(
+    out: &mut String,
+    entry: &Entry,
+    tool: Option<&Bound<'_, PyAny>>,
+    call: Option<&Placed<'_, '_>>,
+    note: &Bound<'_, PyAny>,
+) -> PyResult<bool> {
+    let (mark, tool) = match entry {
+        Entry::Paired { full: true, .. } => ("  = ", tool),
+        Entry::Paired { full: false, .. } => ("  ~ ", tool),
+        Entry::Missing(_) => ("  - ", tool),
+        Entry::Unexpected(_) => ("  + ", None), // the tool column left blank
+    };
+    let tool = match tool {
+        None => "",
+        Some(tool) => match plain(tool) {
+            Some(tool) => tool,
+            None => return Ok(false),
+        },
+    };
+    out.push_str(mark);
+    out.push_str(tool);
+    // `{:<24}`: padded with spaces to 24 characters (code points), never cut.
+    for _ in tool.chars().count()..24 {
+        out.push(' ');
+    }
+    out.push(' ');
+    if let Entry::Missing(_) = entry {
+        out.push_str("(expected, not called)");
+        return Ok(true);
+    }
+    if let Some((step, index, span)) = call {
+        if write_where(&shown_name(step)?, index, span.as_ref(), out)?.is_some() {
+            return Ok(false);
+        }
+    }
+    match entry {
+        Entry::Paired { full: false, .. } => {
+            let Some(note) = plain(note) else {
+                return Ok(false);
+            };
+            out.push_str(": ");
+            out.push_str(note);
+        }
+        Entry::Unexpected(_) => out.push_str(" (not expected)"),
+        _ => {}
+    }
+    Ok(true)
+}
+
+/// `entry`'s line in a failed sequence's message where `write_line` cannot write it
+/// (`tool`: the expected item's tool, padded to 24 characters, never cut; `call`:
+/// `where_text` of the call; `note`: why its arguments do not match), formatted by Python's
+/// `str.format` as the f-strings did.
 fn diff_line<'py>(
     entry: &Entry,
     tool: Option<Bound<'py, PyAny>>,
@@ -138,6 +348,37 @@ fn diff_line<'py>(
             intern!(py, "  + {:<24} {} (not expected)").call_method1(format, ("", call))
         }
     }
+}
+
+/// The templates of a diff's rows, by shape (bit 0: the row has `expected`, bit 1: `actual`,
+/// bit 2: `note`), of their `expected` dicts, and of their `actual` dicts (without, with a
+/// `span_id`): see `keyed`.
+static ROWS: [PyOnceLock<Py<PyDict>>; 8] = [const { PyOnceLock::new() }; 8];
+static EXPECTED: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+static ACTUAL: [PyOnceLock<Py<PyDict>>; 2] = [const { PyOnceLock::new() }; 2];
+
+/// A new dict of `keys()` in their order, each `None` until the caller puts its value in: a
+/// copy (`PyDict_Copy`: the table cloned whole, keys and hashes with it) of the dict of them
+/// kept in `template`, made the first time. A row filled entry by entry from an empty dict
+/// cost ~220 instructions an insert, its first one allocating the table; a value put in on a
+/// key the copy holds replaces the `None`. The template is never handed out, so never
+/// changed.
+fn keyed<'py, 'k>(
+    py: Python<'py>,
+    template: &'static PyOnceLock<Py<PyDict>>,
+    keys: impl FnOnce() -> Vec<&'k Bound<'py, PyString>>,
+) -> PyResult<Bound<'py, PyDict>>
+where
+    'py: 'k,
+{
+    let template = template.get_or_try_init(py, || {
+        let dict = PyDict::new(py);
+        for key in keys() {
+            dict.set_item(key, py.None())?;
+        }
+        Ok::<_, PyErr>(dict.unbind())
+    })?;
+    template.bind(py).copy()
 }
 
 /// `tool_sequence_diff`'s answer: `(holds, counts, actual, diff, steps, text)`.
@@ -219,10 +460,15 @@ pub(crate) fn sequence_diff<'py>(
     let mode = Mode::named(mode)
         .ok_or_else(|| PyValueError::new_err(format!("no sequence mode named {mode:?}")))?;
     let (tool_key, attributes_key) = (intern!(py, "tool"), intern!(py, "attributes"));
-    let steps: Vec<StepFields<'py>> = calls
-        .try_iter()?
-        .map(|c| c.map(StepFields::new))
-        .collect::<PyResult<_>>()?;
+    // The plans hand a list: read by index, not through an iterator whose length hint is
+    // asked again each time the vector grows (~1,000 instructions each).
+    let steps: Vec<StepFields<'py>> = match calls.cast::<PyList>() {
+        Ok(list) => list.iter().map(StepFields::new).collect(),
+        Err(_) => calls
+            .try_iter()?
+            .map(|c| c.map(StepFields::new))
+            .collect::<PyResult<_>>()?,
+    };
     let (n, m) = (items.len(), steps.len());
     if tools.len() != n || items_named.len() != n || items_subset.len() != n {
         return Err(PyValueError::new_err("one tool per expected item"));
@@ -350,11 +596,10 @@ pub(crate) fn sequence_diff<'py>(
     let (op_key, expected_key) = (intern!(py, "op"), intern!(py, "expected"));
     let (position_key, actual_key) = (intern!(py, "position"), intern!(py, "actual"));
     let (step_key, span_key) = (intern!(py, "step"), intern!(py, "span_id"));
-    let (source_key, index_key) = (intern!(py, "source"), intern!(py, "index"));
     let note_key = intern!(py, "note");
     let shown = PyList::empty(py);
     let picked = PyList::empty(py);
-    let lines = PyList::empty(py);
+    let mut lines = Lines::default();
     for entry in &diff {
         let (item, call) = match *entry {
             Entry::Paired { item, call, .. } => (Some(item), Some(call)),
@@ -382,62 +627,64 @@ pub(crate) fn sequence_diff<'py>(
             },
             _ => PyString::new(py, "").into_any(),
         };
-        let row = PyDict::new(py);
-        row.set_item(op_key, entry.op())?;
-        if let Some(i) = item {
-            let expected = PyDict::new(py);
+        let noted = note.is_truthy()?;
+        let shape = usize::from(item.is_some())
+            | usize::from(call.is_some()) << 1
+            | usize::from(noted) << 2;
+        let row = keyed(py, &ROWS[shape], || {
+            let mut keys = vec![op_key];
+            keys.extend(item.map(|_| expected_key));
+            keys.extend(call.map(|_| actual_key));
+            keys.extend(noted.then_some(note_key));
+            keys
+        })?;
+        row.set_item(op_key, op_text(py, entry))?;
+        let tool = item.map(|i| tools.get_item(i)).transpose()?;
+        if let (Some(i), Some(tool)) = (item, &tool) {
+            let expected = keyed(py, &EXPECTED, || vec![position_key, tool_key])?;
             expected.set_item(position_key, i)?;
-            expected.set_item(tool_key, tools.get_item(i)?)?;
+            expected.set_item(tool_key, tool)?;
             row.set_item(expected_key, expected)?;
         }
-        if let Some(j) = call {
-            let step = &steps[j];
-            let called = PyDict::new(py);
-            called.set_item(step_key, step.get(index_key)?)?;
-            called.set_item(tool_key, &names[j].0)?;
-            let source = step.get(source_key)?;
-            if !source.is_none() {
-                called.set_item(span_key, source.getattr(span_key)?)?;
+        let place = match call {
+            Some(j) => {
+                let step = &steps[j];
+                let (index, span) = step_place(step)?;
+                let called = keyed(py, &ACTUAL[usize::from(span.is_some())], || {
+                    let mut keys = vec![step_key, tool_key];
+                    keys.extend(span.as_ref().map(|_| span_key));
+                    keys
+                })?;
+                called.set_item(step_key, &index)?;
+                called.set_item(tool_key, &names[j].0)?;
+                if let Some(span) = &span {
+                    called.set_item(span_key, span)?;
+                }
+                row.set_item(actual_key, called)?;
+                let wanted = if holds {
+                    matches!(entry, Entry::Paired { full: true, .. })
+                } else {
+                    mode.breaks(entry)
+                };
+                if wanted {
+                    picked.append(&step.step)?;
+                }
+                Some((step, index, span))
             }
-            row.set_item(actual_key, called)?;
-            let wanted = if holds {
-                matches!(entry, Entry::Paired { full: true, .. })
-            } else {
-                mode.breaks(entry)
-            };
-            if wanted {
-                picked.append(&step.step)?;
-            }
-        }
-        if note.is_truthy()? {
+            None => None,
+        };
+        if noted {
             row.set_item(note_key, &note)?;
         }
         shown.append(row)?;
         if !holds {
-            let tool = item.map(|i| tools.get_item(i)).transpose()?;
-            let at = call
-                .map(|j| where_text(&steps[j]).map(Bound::into_any))
-                .transpose()?;
-            lines.append(diff_line(entry, tool, at, &note)?)?;
+            lines.push(entry, tool, place.as_ref(), &note)?;
         }
     }
-    let join = intern!(py, "join");
     let text = if holds {
-        let order = PyList::empty(py);
-        for (tool, _) in &names {
-            if tool.is_truthy()? {
-                order.append(tool)?;
-            } else {
-                order.append(intern!(py, "?"))?;
-            }
-        }
-        if order.is_empty() {
-            intern!(py, "no calls").clone().into_any()
-        } else {
-            intern!(py, " -> ").call_method1(join, (order,))?
-        }
+        order_text(py, &names)?
     } else {
-        intern!(py, "\n").call_method1(join, (lines,))?
+        lines.joined(py)?
     };
     Ok((holds, counted, actual, shown, picked, text))
 }
