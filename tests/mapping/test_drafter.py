@@ -180,6 +180,35 @@ def test_finish_reasons_become_a_fresh_list_in_the_shared_vocabulary() -> None:
     assert _draft(_drafter(), _span({"finish_reasons": kept}))[1]["finish_reasons"] is not kept
 
 
+class _Reason(str):
+    def lower(self) -> str:
+        return "tool_use"
+
+
+@pytest.mark.parametrize(
+    ("reasons", "expected"),
+    [
+        (["stop", "tool_use", "tool_call"], ["stop", "tool_call", "tool_call"]),
+        (["stop"], ["stop"]),
+        (["Stop", "stop", "STOP"], ["stop", "stop", "stop"]),
+        (["stop", _Reason("x")], ["stop", "x"]),
+        (["stop", None, 5], ["stop", "5"]),
+        ([], []),
+    ],
+)
+def test_finish_reasons_in_the_vocabulary_are_a_new_list_of_each_looked_up(
+    reasons: list[Any], expected: list[str]
+) -> None:
+    """Reasons already lower-case are looked up as they are, the others lowered (a ``str``
+    subclass as its ``str()``, not by its own ``lower``); whatever the items, the draft's list
+    is never the one read."""
+    drafter = _drafter(vocabulary={"stop": "stop", "tool_use": "tool_call"})
+    got = _draft(drafter, _span({"finish_reasons": reasons}))[1]["finish_reasons"]
+    assert got == expected
+    assert [type(r) for r in got] == [str] * len(expected)
+    assert got is not reasons
+
+
 def test_message_lists_must_be_lists_of_dicts_and_dropped_content_is_redacted() -> None:
     drafter = _drafter()
     odd = {"input_messages": [{"role": "user"}, "text"], "documents": {"id": 1}}

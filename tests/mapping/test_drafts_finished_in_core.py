@@ -87,10 +87,17 @@ class Reason(dict[str, Any]):
         return "stop" if key == "finish_reason" else super().get(key, default)
 
 
+class Reasons(list[Any]):
+    pass
+
+
 STRING_LISTS: list[Any] = [
     None, "stop", "", "[", '["stop", "length"]', ' ["stop"]', "[1, null, true]", '["a", 2.5]',
     "[not json", '{"a": 1}', "\ud800", "[\ud800]", Text("[1]"), Text("x"), ["a", None, 3],
     ("a", Text("b")), [], (), 5, 2.0, {"a": 1}, b"[1]", [["x"], {"k": None}],
+    # every item an exact ``str`` (the list copied whole), and next to it
+    ["stop"], ["stop", "length", "\ud800"], ("stop", "length"), ["stop", Text("x")],
+    ["stop", None], ("stop", None), Reasons(["stop"]), Reasons(), ["stop", b"x"],
 ]  # fmt: skip
 
 
@@ -106,6 +113,8 @@ def test_string_list_as_python(value: Any) -> None:
         for item, made in zip([v for v in source if v is not None], got, strict=False):
             if type(item) is str:
                 assert made is item
+        # always a new list, never the value itself (the span's attribute stays its own)
+        assert got is not value
 
 
 PARTIAL = {"role": "assistant", "parts": [], "finish_reason": ""}
@@ -116,6 +125,7 @@ STREAMS: list[Any] = [
     ["x", LAST], [{"finish_reason": Text("")}, LAST], [{"finish_reason": "\ud800"}, LAST],
     [{}, LAST], [PARTIAL, Reason()], [Reason(finish_reason=""), LAST], (PARTIAL, LAST),
     [{"finish_reason": 0}, LAST], [{"finish_reason": False}, LAST],
+    Reasons(), Reasons([LAST]), Reasons([PARTIAL, LAST]),
 ]  # fmt: skip
 
 

@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFrozenSet, PyList, PyNone, PySet, PyString, PyTuple};
 
 use crate::parsers::{
-    parse_genai_messages, parse_json, parse_json_or_text, parse_openinference_messages,
+    dict_set, parse_genai_messages, parse_json, parse_json_or_text, parse_openinference_messages,
     parse_python_literal, parse_streamed_partials, parse_string_list,
 };
 use crate::pydict::lookup;
@@ -365,6 +365,10 @@ impl RawReader {
             if !u32::try_from(len).is_ok_and(|n| n < u64::BITS && (lengths >> n) & 1 == 1) {
                 return Ok(false);
             }
+        } else if value.is_exact_instance_of::<PyDict>() || value.is_exact_instance_of::<PyList>() {
+            // What the content parsers make (a parsed object or message list, tested again
+            // after parsing) is no `str`: told by its type's address, without the call.
+            return Ok(false);
         }
         self.in_placeholders(value)
     }
@@ -729,7 +733,7 @@ impl FieldReader {
                 break;
             }
             match found {
-                Some(value) => fields.set_item(field.name.bind(py), value)?,
+                Some(value) => dict_set(fields, field.name.bind(py), &value)?,
                 None if flagged && field.content => redacted.add(field.name.bind(py))?,
                 None => {}
             }
