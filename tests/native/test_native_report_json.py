@@ -294,6 +294,24 @@ def test_random_values_are_written_as_python_writes_them() -> None:
         assert json_indented(value, 2) == python_text(value), value
 
 
+def test_short_strings_around_the_word_sizes_are_written_as_python_writes_them() -> None:
+    """Strings of up to 32 UTF-8 bytes are tested and copied by overlapping words: every
+    length around 4, 8, 16 and 32 bytes, with a character to escape (or a multi-byte one)
+    at each place, as keys and as values, at ``indent=0`` (the stand-in text ``citations``
+    searches) and 2."""
+    specials = ['"', "\\", "\n", "\x00", "\x1f", "\x7f", "é", "日", "😀", "\u2028", "/"]
+    for length in range(41):
+        plain = "".join(chr(ord("a") + i % 26) for i in range(length))
+        values: list[Any] = [plain, Label.PASS, {plain: plain}]
+        for special in specials:
+            for at in range(length + 1):
+                text = plain[:at] + special + plain[at:]
+                values.append({text: [text, {"id": text, "score": 0.5}]})
+        for indent in (0, 2):
+            for value in values:
+                assert json_indented(value, indent) == python_text(value, indent), value
+
+
 def report_expected(value: Any, level: int) -> bytes | type[BaseException]:
     """What the report makes of ``value`` at ``level`` by its definition (``json.dumps``,
     shifted, ``json_safe``, UTF-8 with each surrogate as its escape), or the error that

@@ -49,6 +49,13 @@ pub trait JsonSink {
 
     /// Appends ASCII text (quotes and escapes).
     fn put_ascii(&mut self, ascii: &str);
+
+    /// Appends `piece` between quotes: a string with nothing to escape.
+    fn put_quoted(&mut self, piece: &Self::Text) {
+        self.put_ascii("\"");
+        self.put(piece);
+        self.put_ascii("\"");
+    }
 }
 
 impl JsonSink for Vec<u8> {
@@ -60,6 +67,131 @@ impl JsonSink for Vec<u8> {
 
     fn put_ascii(&mut self, ascii: &str) {
         self.extend_from_slice(ascii.as_bytes());
+    }
+
+    /// One reservation for the quotes and the text, and a text of at most [`SHORT`] bytes
+    /// copied by a few overlapping word moves rather than a call to `memcpy` (most strings
+    /// a JSON text holds are keys and ids of a few bytes).
+    #[inline]
+    fn put_quoted(&mut self, piece: &[u8]) {
+        let len = piece.len();
+        self.reserve(len + 2);
+        let at = self.len();
+        // SAFETY: `reserve` made room for `len + 2` bytes after `at`; the quotes and the
+        // `len` bytes of `piece` (a slice distinct from the vector's spare room) are written
+        // there, every byte inside the new length set.
+        unsafe {
+            let dst = self.as_mut_ptr().add(at);
+            *dst = b'"';
+            copy_text(piece, dst.add(1));
+            *dst.add(1 + len) = b'"';
+            self.set_len(at + len + 2);
+        }
+    }
+}
+
+/// Longest text [`escape_free_short`] tests and `put_quoted` copies by overlapping words.
+const SHORT: usize = 32;
+
+/// The eight bytes of `bytes` at `at`, little-endian.
+///
+/// # Safety
+/// `at + 8 <= bytes.len()`.
+#[inline(always)]
+unsafe fn word_at(bytes: &[u8], at: usize) -> u64 {
+    // SAFETY: the caller keeps the eight bytes inside `bytes` (an unaligned read).
+    u64::from_le(unsafe { bytes.as_ptr().add(at).cast::<u64>().read_unaligned() })
+}
+
+/// The four bytes of `bytes` at `at`, little-endian.
+///
+/// # Safety
+/// `at + 4 <= bytes.len()`.
+#[inline(always)]
+unsafe fn half_at(bytes: &[u8], at: usize) -> u64 {
+    // SAFETY: the caller keeps the four bytes inside `bytes` (an unaligned read).
+    u64::from(u32::from_le(unsafe {
+        bytes.as_ptr().add(at).cast::<u32>().read_unaligned()
+    }))
+}
+
+/// Whether a text of at most [`SHORT`] bytes holds nothing [`needs_escape`]: the text read
+/// as two to four words (or two half words, or three bytes) that overlap rather than run
+/// past its end, so with no loop and no byte-at-a-time tail. `None` for a longer text.
+/// A word of bytes all from the text, tested by [`escapes_in`], has a mark exactly when one
+/// of its bytes needs an escape (a borrow only marks a byte after a marked one).
+#[inline]
+pub(crate) fn escape_free_short(bytes: &[u8]) -> Option<bool> {
+    let len = bytes.len();
+    if len > SHORT {
+        return None;
+    }
+    // SAFETY (each read): the bounds tested just before it keep every read inside `bytes`.
+    let marks = unsafe {
+        if len >= 16 {
+            escapes_in(word_at(bytes, 0))
+                | escapes_in(word_at(bytes, 8))
+                | escapes_in(word_at(bytes, len - 16))
+                | escapes_in(word_at(bytes, len - 8))
+        } else if len >= 8 {
+            escapes_in(word_at(bytes, 0)) | escapes_in(word_at(bytes, len - 8))
+        } else if len >= 4 {
+            escapes_in(half_at(bytes, 0) | (half_at(bytes, len - 4) << 32))
+        } else if len > 0 {
+            let (a, b, c) = (bytes[0], bytes[len / 2], bytes[len - 1]);
+            u64::from(needs_escape(a) | needs_escape(b) | needs_escape(c))
+        } else {
+            0
+        }
+    };
+    Some(marks == 0)
+}
+
+/// Copies `src` to `dst`: a text of at most [`SHORT`] bytes by overlapping word moves
+/// (the same bytes written twice where they overlap), a longer one by `memcpy`.
+///
+/// # Safety
+/// `dst` is valid for `src.len()` bytes of writes and does not overlap `src`.
+#[inline(always)]
+unsafe fn copy_text(src: &[u8], dst: *mut u8) {
+    let len = src.len();
+    let store = |at: usize, word: u64| {
+        // SAFETY: each caller below stores inside `dst`'s `len` bytes.
+        unsafe { dst.add(at).cast::<u64>().write_unaligned(word.to_le()) }
+    };
+    let store_half = |at: usize, half: u64| {
+        // SAFETY: as `store`.
+        unsafe {
+            dst.add(at)
+                .cast::<u32>()
+                .write_unaligned((half as u32).to_le())
+        }
+    };
+    // SAFETY (each read and store): the bounds tested just before it keep every read inside
+    // `src` and every store inside `dst`'s `len` bytes.
+    unsafe {
+        if len > SHORT {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), dst, len);
+        } else if len >= 16 {
+            let (a, b) = (word_at(src, 0), word_at(src, 8));
+            let (c, d) = (word_at(src, len - 16), word_at(src, len - 8));
+            store(0, a);
+            store(8, b);
+            store(len - 16, c);
+            store(len - 8, d);
+        } else if len >= 8 {
+            let (a, b) = (word_at(src, 0), word_at(src, len - 8));
+            store(0, a);
+            store(len - 8, b);
+        } else if len >= 4 {
+            let (a, b) = (half_at(src, 0), half_at(src, len - 4));
+            store_half(0, a);
+            store_half(len - 4, b);
+        } else if len > 0 {
+            *dst = src[0];
+            *dst.add(len / 2) = src[len / 2];
+            *dst.add(len - 1) = src[len - 1];
+        }
     }
 }
 
@@ -247,8 +379,14 @@ fn next_marked16<const SHOWN: bool>(bytes: &[u8], from: usize) -> Option<usize> 
 /// point in extended UTF-8 included) passes through unchanged and every cut falls on a
 /// character boundary.
 pub fn write_string<S: JsonSink>(text: &S::Text, out: &mut S) {
-    out.put_ascii("\"");
     let bytes = text.as_ref();
+    // A short string with nothing to escape (keys, ids, names: most of a JSON text's
+    // strings) tested and copied without the scan's loops and tails.
+    if escape_free_short(bytes) == Some(true) {
+        out.put_quoted(text);
+        return;
+    }
+    out.put_ascii("\"");
     let mut start = 0;
     loop {
         let i = next_escape(bytes, start);
@@ -654,6 +792,26 @@ mod tests {
                         assert_eq!(out, expected, "{text:?}");
                     }
                 }
+            }
+        }
+    }
+
+    /// Short plain strings (copied by overlapping word moves) appended after what the
+    /// vector already holds, at every length around the word sizes: each lands right after
+    /// it, whole, between its quotes, with nothing after.
+    #[test]
+    fn short_strings_are_appended_whole() {
+        let plain: Vec<u8> = (0..48).map(|i| b'a' + (i % 26) as u8).collect();
+        for held in [0, 1, 7, 30] {
+            for len in 0..=plain.len() {
+                let mut out = vec![b'x'; held];
+                write_string(&plain[..len], &mut out);
+                let mut expected = vec![b'x'; held];
+                former_bytes(&plain[..len], &mut expected);
+                assert_eq!(out, expected, "{held} then {len}");
+                let mut text = "x".repeat(held);
+                write_string(std::str::from_utf8(&plain[..len]).unwrap(), &mut text);
+                assert_eq!(text.as_bytes(), expected.as_slice());
             }
         }
     }
