@@ -93,26 +93,21 @@ impl JsonSink for Vec<u8> {
 /// Longest text [`escape_free_short`] tests and `put_quoted` copies by overlapping words.
 const SHORT: usize = 32;
 
-/// The eight bytes of `bytes` at `at`, little-endian.
-///
-/// # Safety
-/// `at + 8 <= bytes.len()`.
+/// The eight bytes of `bytes` at `at`, little-endian (one unaligned load: the callers test
+/// the bounds first, so the slice's own check folds away).
 #[inline(always)]
-unsafe fn word_at(bytes: &[u8], at: usize) -> u64 {
-    // SAFETY: the caller keeps the eight bytes inside `bytes` (an unaligned read).
-    u64::from_le(unsafe { bytes.as_ptr().add(at).cast::<u64>().read_unaligned() })
+fn word_at(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
 }
 
 /// The four bytes of `bytes` at `at`, little-endian.
-///
-/// # Safety
-/// `at + 4 <= bytes.len()`.
 #[inline(always)]
-unsafe fn half_at(bytes: &[u8], at: usize) -> u64 {
-    // SAFETY: the caller keeps the four bytes inside `bytes` (an unaligned read).
-    u64::from(u32::from_le(unsafe {
-        bytes.as_ptr().add(at).cast::<u32>().read_unaligned()
-    }))
+fn half_at(bytes: &[u8], at: usize) -> u64 {
+    let mut half = [0; 4];
+    half.copy_from_slice(&bytes[at..at + 4]);
+    u64::from(u32::from_le_bytes(half))
 }
 
 /// Whether a text of at most [`SHORT`] bytes holds nothing [`needs_escape`]: the text read
@@ -126,23 +121,20 @@ pub(crate) fn escape_free_short(bytes: &[u8]) -> Option<bool> {
     if len > SHORT {
         return None;
     }
-    // SAFETY (each read): the bounds tested just before it keep every read inside `bytes`.
-    let marks = unsafe {
-        if len >= 16 {
-            escapes_in(word_at(bytes, 0))
-                | escapes_in(word_at(bytes, 8))
-                | escapes_in(word_at(bytes, len - 16))
-                | escapes_in(word_at(bytes, len - 8))
-        } else if len >= 8 {
-            escapes_in(word_at(bytes, 0)) | escapes_in(word_at(bytes, len - 8))
-        } else if len >= 4 {
-            escapes_in(half_at(bytes, 0) | (half_at(bytes, len - 4) << 32))
-        } else if len > 0 {
-            let (a, b, c) = (bytes[0], bytes[len / 2], bytes[len - 1]);
-            u64::from(needs_escape(a) | needs_escape(b) | needs_escape(c))
-        } else {
-            0
-        }
+    let marks = if len >= 16 {
+        escapes_in(word_at(bytes, 0))
+            | escapes_in(word_at(bytes, 8))
+            | escapes_in(word_at(bytes, len - 16))
+            | escapes_in(word_at(bytes, len - 8))
+    } else if len >= 8 {
+        escapes_in(word_at(bytes, 0)) | escapes_in(word_at(bytes, len - 8))
+    } else if len >= 4 {
+        escapes_in(half_at(bytes, 0) | (half_at(bytes, len - 4) << 32))
+    } else if len > 0 {
+        let (a, b, c) = (bytes[0], bytes[len / 2], bytes[len - 1]);
+        u64::from(needs_escape(a) | needs_escape(b) | needs_escape(c))
+    } else {
+        0
     };
     Some(marks == 0)
 }
@@ -167,8 +159,8 @@ unsafe fn copy_text(src: &[u8], dst: *mut u8) {
                 .write_unaligned((half as u32).to_le())
         }
     };
-    // SAFETY (each read and store): the bounds tested just before it keep every read inside
-    // `src` and every store inside `dst`'s `len` bytes.
+    // SAFETY (each store): the bounds tested just before it keep every store inside `dst`'s
+    // `len` bytes (the reads are bounds-checked).
     unsafe {
         if len > SHORT {
             std::ptr::copy_nonoverlapping(src.as_ptr(), dst, len);
