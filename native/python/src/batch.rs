@@ -34,7 +34,7 @@ use pyo3::exceptions::{PyIndexError, PyOverflowError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString};
 
 use crate::slots::{Fallback, SlotClass};
 
@@ -49,7 +49,13 @@ pub(crate) struct RecordTypes {
     /// The empty string: a span's status message and a root's parent id, nearly always
     /// empty, are this one object rather than a call into CPython's string maker each.
     no_text: Py<PyString>,
+    /// The ints `0..SMALL_INTS` (`Builder::small_int`).
+    small_ints: Box<[Py<PyAny>]>,
 }
+
+/// How many of the smallest non-negative ints `RecordTypes` holds: CPython's own cache of
+/// small ints ends at 256, so these are its objects, handed out without a call.
+const SMALL_INTS: u32 = 257;
 
 /// The fields of `SpanRecord`, `EventRecord`, `LinkRecord` and `LogRecord` in declared order
 /// (their `__slots__`): the order of the values each record is built from.
@@ -135,6 +141,9 @@ pub(crate) fn record_types(py: Python<'_>) -> PyResult<&RecordTypes> {
             empty: get("EMPTY")?,
             no_items: get("NO_ITEMS")?,
             no_text: PyString::new(py, "").unbind(),
+            small_ints: (0..SMALL_INTS)
+                .map(|value| PyInt::new(py, value).into_any().unbind())
+                .collect(),
         })
     })
 }
@@ -861,10 +870,10 @@ impl<'py> Builder<'py> {
             self.span_id(&span.span_id).into_any(),
             parent.into_any(),
             self.text(&span.name).into_any(),
-            span.kind.into_pyobject(py)?.into_any(),
+            self.small_int(span.kind.into()),
             span.start_ns.into_pyobject(py)?.into_any(),
             span.end_ns.into_pyobject(py)?.into_any(),
-            span.status_code.into_pyobject(py)?.into_any(),
+            self.small_int(span.status_code.into()),
             if span.status_message.is_empty() {
                 self.types.no_text.bind(py).clone()
             } else {
@@ -877,12 +886,30 @@ impl<'py> Builder<'py> {
             self.resource(&span.resource)?,
             scope_name.into_any(),
             scope_version.into_any(),
-            span.dropped_attributes_count.into_pyobject(py)?.into_any(),
-            span.dropped_events_count.into_pyobject(py)?.into_any(),
-            span.dropped_links_count.into_pyobject(py)?.into_any(),
-            span.flags.into_pyobject(py)?.into_any(),
+            self.small_int(span.dropped_attributes_count.into()),
+            self.small_int(span.dropped_events_count.into()),
+            self.small_int(span.dropped_links_count.into()),
+            self.small_int(span.flags.into()),
         ];
         self.types.span.make(py, args)
+    }
+
+    /// A count, code, flag word or int attribute value as a Python int: one of
+    /// `RecordTypes`' when it is small.
+    ///
+    /// Why: a span record carries six such ints, nearly always 0 to 3 (kind, status code,
+    /// the dropped counts, flags): each was a call to `PyLong_FromLong` (~21 instructions
+    /// and pyo3's check of its result, ~240,000 calls on data-2000) for an object CPython
+    /// keeps anyway; taking it here is an index and a new reference.
+    fn small_int(&self, value: i64) -> Bound<'py, PyAny> {
+        let py = self.py;
+        match usize::try_from(value)
+            .ok()
+            .and_then(|at| self.types.small_ints.get(at))
+        {
+            Some(int) => int.bind(py).clone(),
+            None => PyInt::new(py, value).into_any(),
+        }
     }
 
     /// The hex string of a trace id, the last one's when it is the same.
@@ -939,10 +966,10 @@ impl<'py> Builder<'py> {
             log.time_ns.into_pyobject(py)?.into_any(),
             self.attributes(&log.attributes)?,
             self.value(&log.body)?,
-            log.severity_number.into_pyobject(py)?.into_any(),
+            self.small_int(log.severity_number.into()),
             self.resource(&log.resource)?,
             scope_name.into_any(),
-            log.dropped_attributes_count.into_pyobject(py)?.into_any(),
+            self.small_int(log.dropped_attributes_count.into()),
         ];
         self.types.log.make(py, args)
     }
@@ -974,7 +1001,7 @@ impl<'py> Builder<'py> {
             attributes,
             body,
             PyBool::new(py, true).to_owned().into_any(),
-            log.dropped_attributes_count.into_pyobject(py)?.into_any(),
+            self.small_int(log.dropped_attributes_count.into()),
         ];
         self.types.event.make(py, values)
     }
@@ -994,7 +1021,7 @@ impl<'py> Builder<'py> {
                 attributes,
                 py.None().into_bound(py),
                 PyBool::new(py, false).to_owned().into_any(),
-                event.dropped_attributes_count.into_pyobject(py)?.into_any(),
+                self.small_int(event.dropped_attributes_count.into()),
             ];
             items.push(self.types.event.make(py, values)?);
         }
@@ -1013,7 +1040,7 @@ impl<'py> Builder<'py> {
                 hex(py, &link.trace_id).into_any(),
                 hex(py, &link.span_id).into_any(),
                 attributes,
-                link.dropped_attributes_count.into_pyobject(py)?.into_any(),
+                self.small_int(link.dropped_attributes_count.into()),
             ];
             items.push(self.types.link.make(py, values)?);
         }
@@ -1162,7 +1189,7 @@ impl<'py> Builder<'py> {
             }
             AnyValue::Str(s) => PyString::new(py, s).into_any(),
             AnyValue::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
-            AnyValue::Int(i) => i.into_pyobject(py)?.into_any(),
+            AnyValue::Int(i) => self.small_int(*i),
             AnyValue::Double(d) => d.into_pyobject(py)?.into_any(),
             AnyValue::Bytes(b) => PyBytes::new(py, b).into_any(),
             AnyValue::Array(values) => {
@@ -1206,7 +1233,7 @@ impl<'py> Builder<'py> {
                 hex(py, &link.trace_id).into_any(),
                 hex(py, &link.span_id).into_any(),
                 self.types.empty.bind(py).clone(),
-                0u32.into_pyobject(py)?.into_any(),
+                self.small_int(0),
             ];
             items.push(self.types.link.make(py, values)?);
         }
