@@ -237,3 +237,50 @@ def test_the_step_builder_refuses_a_draft_field_whose_default_is_not_none() -> N
     in place): a field with another default would keep it instead of ``None``."""
     with pytest.raises(ValueError, match="draft field status has no default of None"):
         _step_builder(Step, {"tool": str, "status": str})
+
+
+def _built(builder: Any) -> Any:
+    """A well-typed tool call step made by ``builder.build``."""
+    return builder.build(
+        0,
+        StepKind.TOOL_CALL,
+        {"tool": "search"},
+        "ok",
+        None,
+        False,
+        set(),
+        {},
+        "c",
+        "t",
+        None,
+        None,
+        None,
+    )
+
+
+def test_a_built_step_keeps_its_dict_as_a_validated_one_does() -> None:
+    """The builder allocates a step with the class's ``tp_alloc`` and sets its ``__dict__``
+    (``step.rs``, ``dict_record``), skipping the inline attribute values ``object.__new__``
+    prepares: the record reads, shows and takes an attribute through that very dict."""
+    step = _built(_step_builder(Step))
+    assert type(step) is Step and step.tool == "search" and step.index == 0
+    assert step.__dict__ is vars(step) and list(vars(step)) == list(Step.model_fields)
+    object.__setattr__(step, "note", 1)
+    assert vars(step)["note"] == 1 and step.note == 1
+    del vars(step)["note"]
+    assert step == Step(**vars(step)) and pickle.loads(pickle.dumps(step)) == step
+
+
+def test_the_step_builder_refuses_an_abstract_step_class_as_object_new_does() -> None:
+    """A class made abstract after the builder took it is still refused by
+    ``object.__new__``'s own check, as validation would refuse it."""
+
+    class Later(Step):
+        pass
+
+    builder = _step_builder(Later)
+    Later.__abstractmethods__ = frozenset({"missing"})  # type: ignore[misc]
+    with pytest.raises(TypeError, match="abstract"):
+        _built(builder)
+    with pytest.raises(TypeError, match="abstract"):
+        Later(**vars(_built(_step_builder(Step))))

@@ -70,6 +70,8 @@ pub struct StepBuilder {
     field_slots: FieldSlots,
     /// `object`'s `tp_new` (`object.__new__` without its method wrapper).
     object_new: ffi::newfunc,
+    /// `Step`'s `tp_alloc` (`dict_record`).
+    step_alloc: ffi::allocfunc,
     parse_string: Py<PyAny>,
     /// `StepKind` by value, and the class itself for any other value (its `ValueError`).
     kinds: Py<PyDict>,
@@ -273,6 +275,52 @@ fn set_field(
     Ok(())
 }
 
+/// A class's `tp_alloc` (`PyType_GenericAlloc` for a class defined in Python), for
+/// `dict_record`.
+fn record_alloc(cls: &Bound<'_, PyType>) -> PyResult<ffi::allocfunc> {
+    // SAFETY: `cls` is a live class; reading a slot is supported for any class from CPython
+    // 3.10 (the module needs 3.11). A slot is a function pointer or NULL, and `Option<fn>`
+    // has the pointer's layout.
+    let slot: Option<ffi::allocfunc> =
+        unsafe { std::mem::transmute(ffi::PyType_GetSlot(cls.as_type_ptr(), ffi::Py_tp_alloc)) };
+    slot.ok_or_else(|| pyo3::exceptions::PyTypeError::new_err("a record class without tp_alloc"))
+}
+
+/// A record of class `cls` (a `plain_record`, whose `tp_alloc` is `alloc`) whose `__dict__`
+/// is `values`: what `object.__new__(cls)` then `object.__setattr__(record, "__dict__",
+/// values)` make.
+///
+/// The instance comes from the class's `tp_alloc` itself, which is all `object.__new__`
+/// does for a class that is not abstract besides preparing the instance's inline attribute
+/// values (CPython 3.11 and 3.12; from 3.13 `tp_alloc` prepares them itself): setting
+/// `__dict__` at once would first turn those empty values into a `dict` and then free it
+/// (~340 instructions a record on 3.11), and an instance without them (its dict pointer
+/// empty, as `tp_alloc` leaves it) takes the `__dict__` directly. Either way the record
+/// ends the same: its `__dict__` is `values`, no inline values. `__dict__` is set with
+/// `PyObject_GenericSetAttr` (`object.__setattr__` itself), through the class's own
+/// `__dict__` descriptor; not `PyObject_GenericSetDict`: on CPython 3.13 it swaps the dict
+/// without retiring the instance's inline values, so attribute reads keep finding the empty
+/// ones. An abstract class goes through `object.__new__`, which refuses it.
+fn dict_record<'py>(
+    alloc: ffi::allocfunc,
+    cls: &Bound<'py, PyType>,
+    values: &Bound<'py, PyDict>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    // SAFETY: `cls` is a live class; its flags are only read.
+    let flags = unsafe { ffi::PyType_GetFlags(cls.as_type_ptr()) };
+    let record = if flags & ffi::Py_TPFLAGS_IS_ABSTRACT != 0 {
+        blank(object_new()?, cls)?
+    } else {
+        // SAFETY: `alloc` is `cls`'s own `tp_alloc` (`record_alloc`), called as `object.__new__`
+        // calls it (no items); it returns a new, zeroed, GC-tracked instance or NULL with an
+        // exception set.
+        unsafe { Bound::from_owned_ptr_or_err(py, alloc(cls.as_type_ptr(), 0))? }
+    };
+    set_field(&record, intern!(py, "__dict__"), values.as_any())?;
+    Ok(record)
+}
+
 /// `first_key(mapping, keys)`: the value of the first key present whose value is not `None`,
 /// through the mapping's own `in` and `[]`.
 fn first_key<'py>(
@@ -302,22 +350,12 @@ fn as_text<'py>(value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 }
 
 impl StepBuilder {
-    /// A record of class `cls` whose `__dict__` is `values` (complete, in declared order):
-    /// what `from_normalized`'s `object.__new__(cls)` and `object.__setattr__(record,
-    /// "__dict__", values)` make, through the C API rather than two Python calls (their
-    /// argument tuples and method wrappers): `object`'s own `tp_new`, then
-    /// `PyObject_GenericSetAttr` (`object.__setattr__` itself), which sets `__dict__`
-    /// through the class's own `__dict__` descriptor. Not `PyObject_GenericSetDict`: on
-    /// CPython 3.13 it swaps the dict without retiring the instance's inline values, so
-    /// attribute reads keep finding the empty ones.
-    fn record<'py>(
-        &self,
-        cls: &Bound<'py, PyType>,
-        values: Bound<'py, PyDict>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        let record = self.blank(cls)?;
-        set_field(&record, intern!(cls.py(), "__dict__"), &values)?;
-        Ok(record)
+    /// A `Step` whose `__dict__` is `values` (complete, in declared order): what
+    /// `from_normalized`'s `object.__new__(cls)` and `object.__setattr__(record,
+    /// "__dict__", values)` make, through the C API rather than two Python calls
+    /// (`dict_record`).
+    fn record<'py>(&self, values: Bound<'py, PyDict>) -> PyResult<Bound<'py, PyAny>> {
+        dict_record(self.step_alloc, self.step.bind(values.py()), &values)
     }
 
     /// `object.__new__(cls)`: a record of class `cls` with no field set yet.
@@ -595,6 +633,7 @@ impl StepBuilder {
         let template = step.getattr("_template")?.cast_into::<PyDict>()?.copy()?;
         plain_record(&step)?;
         plain_record(&span_ref)?;
+        let step_alloc = record_alloc(&step)?;
         // `source` sets a `SpanRef`'s two fields one by one, in this order.
         let span_fields: Vec<String> = span_ref
             .getattr("model_fields")?
@@ -630,6 +669,7 @@ impl StepBuilder {
             field_list,
             field_slots,
             object_new: object_new()?,
+            step_alloc,
             parse_string,
             kinds: kinds.unbind(),
             kind_cls: kind_cls.unbind(),
@@ -871,7 +911,7 @@ impl StepBuilder {
         if !redacted.is(PyTuple::empty(py)) {
             dict_set(&values, intern!(py, "redacted"), &redacted)?;
         }
-        self.record(self.step.bind(py), values)
+        self.record(values)
     }
 
     /// Step number `index` from `draft`, appended to `steps`.
@@ -1183,9 +1223,7 @@ fn build_trajectory<'py>(
         values.set_item(name.bind(py), value)?;
     }
     if let Some(mold) = mold {
-        let record = blank(mold.object_new, cls.cast::<PyType>()?)?;
-        set_field(&record, intern!(py, "__dict__"), values.as_any())?;
-        return Ok(record);
+        return dict_record(mold.alloc, cls.cast::<PyType>()?, &values);
     }
     if trusted {
         return cls.call_method1(intern!(py, "from_normalized"), (values,));
@@ -1236,7 +1274,8 @@ fn trajectory_given(py: Python<'_>) -> &[Py<PyString>; GIVEN] {
 /// instructions a trace, paid once per trace whatever its size.
 struct TrajectoryMold {
     template: Py<PyDict>,
-    object_new: ffi::newfunc,
+    /// The class's `tp_alloc` (`dict_record`).
+    alloc: ffi::allocfunc,
 }
 
 /// The most classes whose mold, or refusal, `MOLDS` keeps: the classes come from code (the
@@ -1338,7 +1377,7 @@ impl TrajectoryMold {
         }
         Ok(Some(TrajectoryMold {
             template: template.copy()?.unbind(),
-            object_new: object_new()?,
+            alloc: record_alloc(cls)?,
         }))
     }
 }
