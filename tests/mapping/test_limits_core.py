@@ -71,3 +71,12 @@ def test_java_drops_are_a_loss_only_on_the_fullest_span_of_its_service() -> None
     spans = [_span("a", 3, 128, "java"), _span("b", 2, 60, "java"), _span("c", 1, 10, "python")]
     assert lost_attributes(spans) == {"a" * 16: 3, "c" * 16: 1}
     assert lost_attributes([_span("d", 0, 5, "python")]) == {}
+
+
+def test_spans_read_from_any_iterable_as_from_a_list() -> None:
+    """A list is read in place, any other iterable through its iterator: the same answer."""
+    spans = [_span("a", 3, 128, "java"), _span("b", 2, 60, "java"), _span("c", 1, 10, "python")]
+    want = {"a" * 16: 3, "c" * 16: 1}
+    assert lost_attributes(spans) == want
+    assert lost_attributes(tuple(spans)) == want
+    assert lost_attributes(span for span in spans) == want

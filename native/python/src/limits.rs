@@ -565,8 +565,7 @@ pub(crate) fn cut_length(
     min_values: usize,
     min_length: usize,
 ) -> PyResult<Option<usize>> {
-    let drafts = drafts.try_iter()?.collect::<PyResult<Vec<_>>>()?;
-    cut_length_of(&drafts, min_values, min_length)
+    cut_length_of(&pydict::items(drafts)?, min_values, min_length)
 }
 
 fn cut_length_of<'py>(
@@ -763,16 +762,14 @@ impl LimitRules {
             .cast_exact::<PyList>()
             .map_or(0, |list| list.len() + 4);
         let mut all = Vec::with_capacity(room);
-        for draft in drafts.try_iter()? {
-            let draft = draft?;
+        // The list read in place and each `follows` (a list, most of them empty) by its
+        // length, where an iterator and a truth test through the interpreter were made.
+        pydict::for_each_item(drafts, |draft| {
             let follows = draft_attr(&draft, FOLLOWS, intern!(py, "follows"))?;
             all.push(draft);
-            if follows.is_truthy()? {
-                for call in follows.try_iter()? {
-                    all.push(call?);
-                }
-            }
-        }
+            all.extend(pydict::items_of(&follows)?);
+            Ok(())
+        })?;
         if let Some(length) = cut_length_of(&all, self.min_values, self.min_length)? {
             self.drop_cut(&all, length)?;
         }
@@ -806,8 +803,7 @@ impl LimitRules {
 
     /// `drop_cut_values`: every content value exactly `length` long dropped from `drafts`.
     fn drop_cut_values(&self, drafts: &Bound<'_, PyAny>, length: usize) -> PyResult<()> {
-        let drafts = drafts.try_iter()?.collect::<PyResult<Vec<_>>>()?;
-        self.drop_cut(&drafts, length)
+        self.drop_cut(&pydict::items(drafts)?, length)
     }
 
     /// `lost_attributes`: span id -> attributes lost, for the spans whose reported drops
@@ -815,7 +811,10 @@ impl LimitRules {
     fn lost_attributes<'py>(&self, spans: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
         let py = spans.py();
         let out = PyDict::new(py);
-        let spans = spans.try_iter()?.collect::<PyResult<Vec<_>>>()?;
+        // A trace's spans are a `list`, read in place: collecting them through an iterator
+        // asked Python for its length hint on each growth of the `Vec` (pyo3's `size_hint`,
+        // ~1,000 instructions a call through `operator.length_hint`, ~4 a trace).
+        let spans = pydict::items(spans)?;
         let dropped_key = intern!(py, "dropped_attributes");
         let mut reporting = Vec::new();
         for span in &spans {
