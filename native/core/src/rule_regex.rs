@@ -491,6 +491,8 @@ pub struct Alternative {
     /// The lead's number among the table's literals ([`number_literals`]), when unanchored
     /// and not empty; [`UNNUMBERED`] otherwise.
     number: u8,
+    /// The start it shares with other numbered literals, when it has one ([`Guard`]).
+    guard: Option<Guard>,
     rest: Vec<Item>,
 }
 
@@ -511,6 +513,7 @@ impl Alternative {
             anchored,
             lead: lead.into(),
             number: UNNUMBERED,
+            guard: None,
             rest: items.into_iter().skip(taken).collect(),
         }
     }
@@ -536,7 +539,7 @@ impl Alternative {
         // Most texts lack the lead (a content text tested for a marker): `str::contains`
         // tells so without preparing the two-way searcher `find` sets up per call (~900
         // instructions), by SIMD for a lead of up to 32 bytes.
-        if !noted.contains(text, &self.lead, self.number) {
+        if !noted.contains(text, &self.lead, self.number, self.guard.as_ref()) {
             return false;
         }
         // Every occurrence of the lead, overlapping ones included (the rest may hold at a
@@ -605,6 +608,8 @@ pub struct Needle {
     /// Its number among the table's literals ([`number_literals`]) when searched anywhere
     /// in the text; [`UNNUMBERED`] otherwise.
     pub number: u8,
+    /// The start it shares with other numbered literals, when it has one ([`Guard`]).
+    pub guard: Option<Guard>,
 }
 
 impl Needle {
@@ -624,7 +629,7 @@ impl Needle {
                     .strip_suffix('\n')
                     .is_some_and(|head| head.ends_with(needle));
         }
-        self.anchored || noted.contains(text, needle, self.number)
+        self.anchored || noted.contains(text, needle, self.number, self.guard.as_ref())
     }
 }
 
@@ -639,15 +644,23 @@ const NUMBERED: usize = 64;
 /// content (a whole reply) for the same markers (`[[ ## next_tool_name ## ]]` by two rules,
 /// one a filter, one exact), and a literal a text lacks is then searched for once (~390
 /// instructions a search), not once per regex.
+/// The [`Guard`]s are noted alike, a bit per guard number.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Noted {
     searched: u64,
     held: u64,
+    guards_searched: u64,
+    guards_held: u64,
 }
 
 impl Noted {
-    /// Whether `text` holds `literal`, whose number is `number` (this `Noted`'s text).
-    fn contains(&mut self, text: &str, literal: &str, number: u8) -> bool {
+    /// Whether `text` holds `literal`, whose number is `number` (this `Noted`'s text) and
+    /// which starts with `guard`'s text: a text lacking the guard lacks the literal, and
+    /// every other literal starting with it, found by one search.
+    fn contains(&mut self, text: &str, literal: &str, number: u8, guard: Option<&Guard>) -> bool {
+        if guard.is_some_and(|guard| !self.holds_guard(text, guard)) {
+            return false;
+        }
         let Some(bit) = 1u64.checked_shl(u32::from(number)) else {
             return text.contains(literal);
         };
@@ -661,6 +674,66 @@ impl Noted {
         }
         found
     }
+
+    /// How many searches of its text these notes stand for (a literal's or a guard's).
+    #[cfg(test)]
+    pub(crate) fn searches(&self) -> u32 {
+        self.searched.count_ones() + self.guards_searched.count_ones()
+    }
+
+    /// Whether `text` holds `guard`'s text, searched once per text.
+    fn holds_guard(&mut self, text: &str, guard: &Guard) -> bool {
+        let Some(bit) = 1u64.checked_shl(u32::from(guard.number)) else {
+            return text.contains(&*guard.text);
+        };
+        if self.guards_searched & bit != 0 {
+            return self.guards_held & bit != 0;
+        }
+        let found = text.contains(&*guard.text);
+        self.guards_searched |= bit;
+        if found {
+            self.guards_held |= bit;
+        }
+        found
+    }
+}
+
+/// The start several searched literals share (at least [`MIN_GUARD`] bytes, shorter than
+/// each; numbered or not), searched for before any of them: on data-2000 every chat span's reply is tested
+/// for DSPy's `[[ ## next_tool_name ## ]]` and `[[ ## completed ## ]]` (two searches of the
+/// whole reply, ~390 instructions each); a reply without `[[ ## ` lacks both, found by one.
+/// Its number ([`NUMBERED`] at most) is its bit in [`Noted`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Guard {
+    text: Box<str>,
+    number: u8,
+}
+
+/// The shortest start shared by literals that is worth a search of its own.
+const MIN_GUARD: usize = 4;
+
+/// The guard of `literal` among the table's searched `literals` (itself one of them): the
+/// shortest start of at least [`MIN_GUARD`] bytes, shorter than `literal`, that it shares
+/// with another (so a family of literals shares one guard, whatever longer starts some of
+/// them share).
+fn guard_text<'a>(literal: &'a str, literals: &[Box<str>]) -> Option<&'a str> {
+    let shared = literals
+        .iter()
+        .filter(|other| ***other != *literal)
+        .map(|other| {
+            let mut len = literal
+                .bytes()
+                .zip(other.bytes())
+                .take_while(|(a, b)| a == b)
+                .count();
+            while !literal.is_char_boundary(len) {
+                len -= 1;
+            }
+            len
+        })
+        .filter(|len| (MIN_GUARD..literal.len()).contains(len))
+        .min()?;
+    literal.get(..shared)
 }
 
 /// Numbers the literals `plans` search for anywhere in a text (a filter's unanchored needles,
@@ -691,16 +764,38 @@ pub fn number_literals(plans: &mut [RegexPlan]) {
             .and_then(|at| u8::try_from(at).ok())
             .unwrap_or(UNNUMBERED)
     };
+    let mut guards: Vec<Box<str>> = Vec::new();
+    let literals: Vec<Box<str>> = counted
+        .iter()
+        .map(|(literal, _)| (*literal).into())
+        .collect();
+    let mut guard_of = |literal: &str| {
+        let text = guard_text(literal, &literals)?;
+        let at = match guards.iter().position(|known| **known == *text) {
+            Some(at) => at,
+            None if guards.len() < NUMBERED => {
+                guards.push(text.into());
+                guards.len() - 1
+            }
+            None => return None,
+        };
+        Some(Guard {
+            text: text.into(),
+            number: u8::try_from(at).ok()?,
+        })
+    };
     for plan in plans.iter_mut() {
         match plan {
             RegexPlan::Exact(alts) => {
                 for alt in alts.iter_mut().filter(|alt| alt.searched()) {
                     alt.number = number_of(&alt.lead);
+                    alt.guard = guard_of(&alt.lead);
                 }
             }
             RegexPlan::Filter(clauses) => {
                 for needle in clauses.iter_mut().flatten().filter(|n| n.searched()) {
                     needle.number = number_of(&needle.text);
+                    needle.guard = guard_of(&needle.text);
                 }
             }
         }
@@ -725,6 +820,7 @@ fn needs(node: &Node) -> Vec<Clause> {
                         anchored,
                         at_end,
                         number: UNNUMBERED,
+                        guard: None,
                     }]);
                 }
             };
@@ -1077,6 +1173,7 @@ mod tests {
             anchored,
             at_end: false,
             number: UNNUMBERED,
+            guard: None,
         }
     }
 
@@ -1293,6 +1390,66 @@ mod tests {
             panic!("not a filter: {:?}", plans[4]);
         };
         assert!(at_end.iter().flatten().all(|n| n.number == UNNUMBERED));
+    }
+
+    #[test]
+    fn literals_with_a_shared_start_are_guarded_by_it() {
+        let plans = react_plans();
+        let guard = |plan: &RegexPlan| match plan {
+            RegexPlan::Exact(alts) => alts[0].guard.clone(),
+            RegexPlan::Filter(clauses) => clauses[0][0].guard.clone(),
+        };
+        let shared = Some(Guard {
+            text: "[[ ## ".into(),
+            number: 0,
+        });
+        for plan in &plans[..3] {
+            assert_eq!(guard(plan), shared, "{plan:?}");
+        }
+        // `finish` shares no start with another literal; anchored ones are not searched.
+        let RegexPlan::Filter(finish) = &plans[0] else {
+            panic!("not a filter: {:?}", plans[0]);
+        };
+        assert_eq!(finish[1][0].guard, None);
+        assert_eq!(guard(&plans[3]), None);
+        // A text without the shared start: one search (the guard's) answers all three.
+        let mut noted = Noted::default();
+        for plan in &plans[..3] {
+            assert_eq!(
+                plan.answer_noted("[[ # no header ## ]]", &mut noted),
+                Some(false)
+            );
+        }
+        assert_eq!((noted.guards_searched, noted.guards_held), (1, 0));
+        assert_eq!((noted.searched, noted.held), (0, 0));
+        // Guarded answers are those of plans that share nothing, on texts with and without
+        // the start, a literal, or a literal split across it.
+        let alone: Vec<RegexPlan> = [
+            r#"\[\[ ## next_tool_name ## \]\](\\n|\s)*finish(\\n|\s|")"#,
+            r"\[\[ ## next_tool_name ## \]\]",
+            r"\[\[ ## completed ## \]\]",
+        ]
+        .iter()
+        .map(|pattern| RegexPlan::of(pattern))
+        .collect();
+        let texts = [
+            "",
+            "[[ ## ",
+            "[[ ## next_tool_name",
+            "[[ ## completed ## ]][[ ## next_tool_name ## ]] finish ",
+            "x[[ ## y [[ ## completed ## ]]",
+            "[[ #  [[ ## next_tool_name ## ]]\nfinish\n",
+        ];
+        for text in texts {
+            let mut noted = Noted::default();
+            for (plan, alone) in plans.iter().zip(&alone) {
+                assert_eq!(
+                    plan.answer_noted(text, &mut noted),
+                    alone.answer(text),
+                    "{text:?}"
+                );
+            }
+        }
     }
 
     #[test]

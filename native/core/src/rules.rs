@@ -121,7 +121,10 @@ pub trait SpanAccess: Sized {
     fn scope(&self) -> Result<Text<'_>, Self::Error>;
     fn kind(&self) -> Result<i64, Self::Error>;
     fn status(&self) -> Result<i64, Self::Error>;
-    /// The attribute with key number `key`, as [`Value`], passed to `f`.
+    /// The attribute with key number `key`, as [`Value`], passed to `f`. A text handed over
+    /// stays where it is, unchanged, for as long as the access lives: the table keeps what a
+    /// text was found to hold by its address and length (a span's content keys often read
+    /// one text), so another text must not take its place meanwhile.
     fn with_attr<R>(&self, key: u32, f: impl FnOnce(Value<'_>) -> R) -> Result<R, Self::Error>;
     /// Whether the attribute equals one of the host's list `list` (absent: false).
     fn attr_equals_host(&self, key: u32, list: u32) -> Result<bool, Self::Error>;
@@ -350,12 +353,19 @@ struct KeySet {
 
 /// The memo rows of one span's name and scope, looked up on first use, and what the
 /// span's first few attribute texts tested by regex were found to hold of the table's
-/// numbered literals (by key: a span's value under a key is one text).
+/// literals. By the text's address and length, not its key: content keys of different
+/// sources (DSPy's `react_prediction` reads its reply through sources of its own) often
+/// read the same `str`, whose notes then serve both. The span access keeps every value it
+/// hands over alive for the span (its reads are remembered), so an address names one text
+/// for as long as these notes live.
 #[derive(Default)]
 struct Rows {
     name: Option<Option<usize>>,
     scope: Option<Option<usize>>,
-    noted: [Option<(u32, Noted)>; NOTED_TEXTS],
+    noted: [Option<((usize, usize), Noted)>; NOTED_TEXTS],
+    /// [`BY_SCOPE`] and / or [`BY_NAME`] once [`RuleTable::narrow`] worked on that text
+    /// (see [`Decided`]).
+    decided: u8,
 }
 
 /// Attribute texts per span whose literals are noted (a chat span's content tests a text or
@@ -363,17 +373,19 @@ struct Rows {
 const NOTED_TEXTS: usize = 4;
 
 impl Rows {
-    /// `regex`'s own answer on the span's text under `key`, with that text's notes.
-    fn native_on(&mut self, plans: &[RegexPlan], key: u32, regex: u32, text: &str) -> Option<bool> {
+    /// `regex`'s own answer on `text` (an attribute or content text of the span), with that
+    /// text's notes.
+    fn native_on(&mut self, plans: &[RegexPlan], regex: u32, text: &str) -> Option<bool> {
         let plan = plans.get(regex as usize)?;
         let mut spare = Noted::default();
+        let id = (text.as_ptr() as usize, text.len());
         let noted = match self.noted.iter().position(|slot| match slot {
-            Some((known, _)) => *known == key,
+            Some((known, _)) => *known == id,
             None => true,
         }) {
             Some(at) => match &mut self.noted[at] {
                 Some((_, noted)) => noted,
-                empty => &mut empty.insert((key, Noted::default())).1,
+                empty => &mut empty.insert((id, Noted::default())).1,
             },
             None => &mut spare,
         };
@@ -423,31 +435,55 @@ pub struct RuleTable {
     decided: Vec<Decided>,
 }
 
-/// The tests of one rule that the span's keys and values decide before the walk, when the
-/// access lists the span's keys ([`RuleTable::narrow_by_keys`]): a candidate left after it
-/// holds them all, so the walk does not read those attributes again (a read and a
-/// comparison per test, for every candidate of every span). Tests of a key the access
-/// cannot list for certain (see [`RuleTable::recheck_keys`]) are tested again.
+/// The tests of one rule that the narrowing decides before the walk (a candidate left
+/// after it holds them all), so the walk does not try them again, each marked by what
+/// decides it:
+/// - [`BY_KEYS`]: an `exists` / `equals` (text) test, when the access lists the span's keys
+///   ([`RuleTable::narrow_by_keys`]; a read and a comparison per test, for every candidate
+///   of every span). Tests of a key the access cannot list for certain (see
+///   [`RuleTable::recheck_keys`]) are tested again.
+/// - [`BY_SCOPE`] / [`BY_NAME`]: a top-level scope or span-name regex whose plan is exact,
+///   when [`RuleTable::narrow`] worked on the span's text (UTF-8): it cleared every rule
+///   whose regex the plan found no match for, so a candidate's holds. Nearly every rule
+///   starts with its file's scope regex, asked again (a memo lookup) on each candidate.
 #[derive(Debug, Clone, Default)]
 struct Decided {
-    /// Per `all` condition (by position), whether it is such a test.
-    all: Box<[bool]>,
-    /// Whether the whole `any` is (a clause of tests of one key).
-    any: bool,
+    /// Per `all` condition (by position), what decides it (a union of the marks above).
+    all: Box<[u8]>,
+    /// What decides the whole `any` ([`BY_KEYS`] when it is a clause of tests of one key).
+    any: u8,
 }
 
+/// A test [`Decided`] by the span's listed keys and values.
+const BY_KEYS: u8 = 1;
+/// A test [`Decided`] by the narrowing on the span's scope text.
+const BY_SCOPE: u8 = 2;
+/// A test [`Decided`] by the narrowing on the span's name.
+const BY_NAME: u8 = 4;
+
 impl Decided {
-    /// The `exists` / `equals` (text) tests of `rule` that [`key_tests`] indexes: each
-    /// top-level `all` one, and an `any` made of such tests of one key only.
-    fn of(rule: &Match) -> Self {
+    /// The `exists` / `equals` (text) tests of `rule` that [`key_tests`] indexes (each
+    /// top-level `all` one, and an `any` made of such tests of one key only), and its
+    /// top-level scope and span-name regexes with an exact plan (in `plans`).
+    fn of(rule: &Match, plans: &[RegexPlan]) -> Self {
+        let exact = |regex: &u32| plans.get(*regex as usize).is_some_and(RegexPlan::is_exact);
         let all = rule
             .all
             .iter()
-            .map(|cond| matches!(cond, Condition::Attr { test, .. } if indexable(test)))
+            .map(|cond| match cond {
+                Condition::Attr { test, .. } if indexable(test) => BY_KEYS,
+                Condition::Scope(regex) if exact(regex) => BY_SCOPE,
+                Condition::SpanName(regex) if exact(regex) => BY_NAME,
+                _ => 0,
+            })
             .collect();
         Self {
             all,
-            any: one_key_clause(rule).is_some(),
+            any: if one_key_clause(rule).is_some() {
+                BY_KEYS
+            } else {
+                0
+            },
         }
     }
 }
@@ -833,7 +869,10 @@ impl RuleTable {
                 }
             }
         }
-        let decided = rules.iter().map(Decided::of).collect();
+        let decided = rules
+            .iter()
+            .map(|rule| Decided::of(rule, &regexes))
+            .collect();
         let table = Self {
             piecewise_words: nonzero_words(&piecewise),
             decided,
@@ -865,10 +904,14 @@ impl RuleTable {
         let unsure =
             |cond: &Condition| matches!(cond, Condition::Attr { key, .. } if keys.contains(key));
         for (rule, decided) in self.rules.iter().zip(self.decided.iter_mut()) {
-            for (cond, skip) in rule.all.iter().zip(decided.all.iter_mut()) {
-                *skip &= !unsure(cond);
+            for (cond, by) in rule.all.iter().zip(decided.all.iter_mut()) {
+                if unsure(cond) {
+                    *by &= !BY_KEYS;
+                }
             }
-            decided.any &= !rule.any.iter().any(unsure);
+            if rule.any.iter().any(unsure) {
+                decided.any &= !BY_KEYS;
+            }
         }
     }
 
@@ -1115,7 +1158,9 @@ impl RuleTable {
     }
 
     /// The candidate rules in order, each tried; `keyed`: the candidates are what
-    /// [`Self::narrow_by_keys`] left, so their [`Decided`] tests hold and are not tried.
+    /// [`Self::narrow_by_keys`] left, so their [`BY_KEYS`] tests hold and are not tried (nor
+    /// the [`BY_SCOPE`] / [`BY_NAME`] ones, when [`Self::narrow`] worked on those texts:
+    /// `rows.decided`).
     fn walk<S: SpanAccess>(
         &self,
         span: &S,
@@ -1125,12 +1170,13 @@ impl RuleTable {
         searcher: &mut impl Searcher<Error = S::Error>,
         memo: &mut RegexMemo,
     ) -> Result<Option<usize>, S::Error> {
+        let by = rows.decided | if keyed { BY_KEYS } else { 0 };
         let mut from = 0;
         while let Some(index) = next_set(candidates, from) {
             let Some(rule) = self.rules.get(index) else {
                 break;
             };
-            let decided = if keyed { self.decided.get(index) } else { None };
+            let decided = self.decided.get(index).map(|decided| (decided, by));
             from = match outcome(rule, decided, span, &self.regexes, rows, searcher, memo)? {
                 Outcome::Holds => return Ok(Some(index)),
                 Outcome::LeadFails => self.group_end.get(index).copied().unwrap_or(index + 1),
@@ -1178,8 +1224,10 @@ impl RuleTable {
                 .flatten()
                 .and_then(|row| memo.survivors.get(row))
                 .and_then(|pair| pair[slot].as_deref());
+            let by = if slot == 0 { BY_SCOPE } else { BY_NAME };
             if let Some(known) = noted {
                 narrow_by(known, words, candidates, any_may);
+                rows.decided |= by;
                 continue;
             }
             let text = if slot == 0 {
@@ -1210,6 +1258,7 @@ impl RuleTable {
                 .and_then(|pair| pair[slot].as_deref());
             if let Some(known) = known {
                 narrow_by(known, words, candidates, any_may);
+                rows.decided |= by;
                 continue;
             }
             let answer = |regex: u32, memo: &mut RegexMemo| match memo.known(Some(row), regex) {
@@ -1250,6 +1299,7 @@ impl RuleTable {
             if let Some(pair) = row.and_then(|row| memo.survivors.get_mut(row)) {
                 pair[slot] = Some(keep.into_boxed_slice());
             }
+            rows.decided |= by;
         }
         Ok(())
     }
@@ -1286,19 +1336,20 @@ pub const MAX_CHILD_DEPTH: usize = 8;
 /// Whether a match holds, telling a failure of its lead condition apart. Cheap tests
 /// first: `all` conditions on the span itself, then `any`, then the `all` conditions on
 /// children and the parent (the outcome is that of the conditions in any order).
-/// `decided`: the tests known to hold already (skipped).
+/// `decided`: the rule's [`Decided`] tests and which of them are known to hold already
+/// (skipped): those marked by one of the bits given.
 fn outcome<S: SpanAccess>(
     m: &Match,
-    decided: Option<&Decided>,
+    decided: Option<(&Decided, u8)>,
     span: &S,
     plans: &[RegexPlan],
     rows: &mut Rows,
     searcher: &mut impl Searcher<Error = S::Error>,
     memo: &mut RegexMemo,
 ) -> Result<Outcome, S::Error> {
-    let skip = decided.map_or(&[][..], |decided| &decided.all[..]);
+    let (skip, by) = decided.map_or((&[][..], 0), |(decided, by)| (&decided.all[..], by));
     for (position, cond) in m.all.iter().enumerate() {
-        if skip.get(position) == Some(&true) {
+        if skip.get(position).is_some_and(|of| of & by != 0) {
             continue;
         }
         if !cond.related() && !holds(cond, span, plans, rows, searcher, memo)? {
@@ -1309,7 +1360,7 @@ fn outcome<S: SpanAccess>(
             });
         }
     }
-    if !m.any.is_empty() && !decided.is_some_and(|decided| decided.any) {
+    if !m.any.is_empty() && !decided.is_some_and(|(decided, by)| decided.any & by != 0) {
         let mut any = false;
         for cond in &m.any {
             if holds(cond, span, plans, rows, searcher, memo)? {
@@ -1373,7 +1424,7 @@ fn holds<S: SpanAccess>(
             AttrTest::EqualsHost(list) => span.attr_equals_host(*key, *list),
             AttrTest::Regex(regex) => span.with_attr(*key, |v| match v {
                 Value::Text(Text::Utf8(text)) => {
-                    if let Some(found) = rows.native_on(plans, *key, *regex, text) {
+                    if let Some(found) = rows.native_on(plans, *regex, text) {
                         return Ok(found);
                     }
                     let row = memo.row(text);
@@ -2084,6 +2135,49 @@ mod tests {
     }
 
     #[test]
+    fn a_texts_notes_serve_every_key_that_reads_it() {
+        // DSPy's `react_step` and `react_prediction` read one reply through two content keys.
+        let mut plans = vec![
+            RegexPlan::of(r"\[\[ ## next_tool_name ## \]\]"),
+            RegexPlan::of(r"\[\[ ## completed ## \]\]"),
+        ];
+        number_literals(&mut plans);
+        let searches = |rows: &Rows| -> Vec<u32> {
+            rows.noted
+                .iter()
+                .flatten()
+                .map(|(_, noted)| noted.searches())
+                .collect()
+        };
+        let reply = String::from("a plain reply");
+        let mut rows = Rows::default();
+        assert_eq!(rows.native_on(&plans, 0, &reply), Some(false));
+        assert_eq!(rows.native_on(&plans, 1, &reply), Some(false));
+        assert_eq!(
+            searches(&rows),
+            [1],
+            "one search of `[[ ## ` answers both keys"
+        );
+        // An equal text elsewhere, and a shorter text at the same address, are texts of
+        // their own.
+        let copy = reply.clone();
+        assert_eq!(rows.native_on(&plans, 1, &copy), Some(false));
+        assert_eq!(rows.native_on(&plans, 1, &reply[..5]), Some(false));
+        assert_eq!(searches(&rows), [1, 1, 1]);
+        // A text with one marker: the plans' own answers, each literal searched once.
+        let completed = String::from("[[ ## completed ## ]]");
+        assert_eq!(rows.native_on(&plans, 0, &completed), Some(false));
+        assert_eq!(rows.native_on(&plans, 1, &completed), Some(true));
+        assert_eq!(rows.native_on(&plans, 0, &completed), Some(false));
+        assert_eq!(searches(&rows), [1, 1, 1, 3]);
+        // Past the noted texts a text is searched each time, with the same answers.
+        let more = String::from("[[ ## next_tool_name ## ]]");
+        assert_eq!(rows.native_on(&plans, 0, &more), Some(true));
+        assert_eq!(rows.native_on(&plans, 1, &more), Some(false));
+        assert_eq!(searches(&rows), [1, 1, 1, 3]);
+    }
+
+    #[test]
     fn host_errors_and_opaque_texts_reach_the_caller() {
         let table = RuleTable::new(
             vec![all(vec![Condition::SpanName(0)])],
@@ -2106,6 +2200,20 @@ mod tests {
         };
         assert_eq!(
             select(&table, &odd, &mut needles(&["x"])),
+            Err("opaque".into())
+        );
+        // A regex the core answers is proved by the narrowing on a UTF-8 name only: an
+        // opaque one is still asked of the access when the walk reaches it.
+        let exact = RuleTable::new(
+            vec![all(vec![Condition::SpanName(0)])],
+            keys(0),
+            vec![RegexPlan::of("^x")],
+            0,
+        )
+        .unwrap();
+        assert_eq!(select(&exact, &span, &mut needles(&[])), Ok(Some(0)));
+        assert_eq!(
+            select(&exact, &odd, &mut needles(&[])),
             Err("opaque".into())
         );
     }
