@@ -264,9 +264,12 @@ def test_sequence_notes_are_the_messages_of_the_kept_pairs() -> None:
         if rng.random() < 0.5:  # the plan's items are plain copies of the params
             chosen = [plain_params(item) for item in chosen]
         for mode in ("in_order", "any_order"):
-            _, counts, _, diff, _, _ = _sequence_diff(
-                mode, chosen, tuple(i.tool for i in chosen), steps
-            )
+            tools = tuple(i.tool for i in chosen)
+            answer = _sequence_diff(mode, chosen, tools, steps)
+            # A tuple is read in place as a list is, any other iterable through its iterator.
+            assert _sequence_diff(mode, chosen, tools, tuple(steps)) == answer  # type: ignore[arg-type]
+            assert _sequence_diff(mode, chosen, tools, iter(steps)) == answer  # type: ignore[arg-type]
+            _, counts, _, diff, _, _ = answer
             assert sum(counts.values()) == len(diff)
             for entry in diff:
                 if entry["op"] not in ("match", "args_mismatch"):

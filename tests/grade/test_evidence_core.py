@@ -130,6 +130,22 @@ def test_the_groups_are_the_views_own_read_only_tuples() -> None:
     assert not twins.twinned and not twins.twin_of
 
 
+def test_steps_given_as_a_list_a_tuple_or_any_iterable_group_alike() -> None:
+    """A list or tuple of steps is read in place, any other iterable through its iterator:
+    the same groups."""
+    steps = [
+        Step.from_normalized({"index": 0, "kind": StepKind.GENERATION}),
+        Step.from_normalized({"index": 1, "kind": StepKind.TOOL_CALL, "tool": "search"}),
+        Step.from_normalized({"index": 2, "kind": StepKind.AGENT, "agent_name": "a"}),
+    ]
+    names = ("calls", "generations", "agents", "handoffs", "nameless")
+    want = [getattr(group_steps(steps), name) for name in names]
+    assert want[0] == (steps[1],) and want[1] == (steps[0],) and want[2] == (steps[2],)
+    for given in (tuple(steps), (step for step in steps)):
+        view = group_steps(given)  # type: ignore[arg-type]
+        assert [getattr(view, name) for name in names] == want
+
+
 def test_steps_whose_kind_is_the_plain_string_group_as_their_members_do() -> None:
     kinds = [k.value for k in StepKind] + list(StepKind)
     rng = random.Random(9)

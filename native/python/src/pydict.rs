@@ -16,7 +16,7 @@
 use pyo3::ffi;
 use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::Borrowed;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -66,10 +66,18 @@ pub(crate) fn lookup<'py>(
     }
 }
 
-/// The items of an iterable, in order (`list(value)`; an exact `list`'s read in place).
+/// The items of an iterable, in order (`list(value)`; an exact `list`'s or `tuple`'s read in
+/// place).
+///
+/// Why: collecting through an iterator asks pyo3's `size_hint`, which under the limited API
+/// calls `operator.length_hint` through the interpreter (~1,000 instructions) at the start
+/// and on each growth of the `Vec`; a list's or tuple's length is known.
 pub(crate) fn items<'py>(value: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
     if let Ok(list) = value.cast_exact::<PyList>() {
         return Ok(list.iter().collect());
+    }
+    if let Ok(tuple) = value.cast_exact::<PyTuple>() {
+        return Ok(tuple.iter().collect());
     }
     value.try_iter()?.collect()
 }

@@ -460,15 +460,13 @@ pub(crate) fn sequence_diff<'py>(
     let mode = Mode::named(mode)
         .ok_or_else(|| PyValueError::new_err(format!("no sequence mode named {mode:?}")))?;
     let (tool_key, attributes_key) = (intern!(py, "tool"), intern!(py, "attributes"));
-    // The plans hand a list: read by index, not through an iterator whose length hint is
-    // asked again each time the vector grows (~1,000 instructions each).
-    let steps: Vec<StepFields<'py>> = match calls.cast::<PyList>() {
-        Ok(list) => list.iter().map(StepFields::new).collect(),
-        Err(_) => calls
-            .try_iter()?
-            .map(|c| c.map(StepFields::new))
-            .collect::<PyResult<_>>()?,
-    };
+    // The plans hand a list or the view's tuple: read in place (`pydict::items`), not
+    // through an iterator whose length hint is asked again each time the vector grows
+    // (~1,000 instructions each).
+    let steps: Vec<StepFields<'py>> = pydict::items(calls)?
+        .into_iter()
+        .map(StepFields::new)
+        .collect();
     let (n, m) = (items.len(), steps.len());
     if tools.len() != n || items_named.len() != n || items_subset.len() != n {
         return Err(PyValueError::new_err("one tool per expected item"));

@@ -463,8 +463,12 @@ impl StepView {
         other: &Bound<'py, PyAny>,
     ) -> PyResult<Self> {
         let py = steps.py();
-        let mut members: Vec<(Bound<'py, PyAny>, Group)> =
-            toolish.iter().map(|kind| (kind, Group::Call)).collect();
+        // Pushed one by one: collecting the set's iterator asks its length hint through
+        // `operator.length_hint` (~1,000 instructions under the limited API).
+        let mut members: Vec<(Bound<'py, PyAny>, Group)> = Vec::with_capacity(toolish.len() + 3);
+        for kind in toolish.iter() {
+            members.push((kind, Group::Call));
+        }
         members.push((generation.clone(), Group::Generation));
         members.push((agent.clone(), Group::Agent));
         members.push((handoff.clone(), Group::Handoff));
@@ -480,7 +484,9 @@ impl StepView {
         let error = intern!(py, "error");
         // Room for every step in the groups most steps fall in (calls and model calls):
         // a trajectory's few dozen steps, each pushed without a reallocation.
-        let room = steps.len().unwrap_or(0);
+        // A trajectory's steps (a list or tuple) read in place, not through an iterator.
+        let steps = pydict::items(steps)?;
+        let room = steps.len();
         let mut calls = Vec::with_capacity(room);
         let mut generations = Vec::with_capacity(room);
         let mut agents = Vec::new();
@@ -494,8 +500,8 @@ impl StepView {
         let mut all_raw = true;
         let mut any = false;
         let mut extent = Extent::default();
-        for (pos, step) in steps.try_iter()?.enumerate() {
-            let fields = StepFields::new(step?);
+        for (pos, step) in steps.into_iter().enumerate() {
+            let fields = StepFields::new(step);
             any = true;
             let raw_none = fields.get(raw_key)?.is_none();
             if raw_none {
