@@ -159,8 +159,11 @@ fn released_trace<'py>(
     release: &core::Release<Item>,
 ) -> PyResult<Released<'py>> {
     let spans = records(py, builder, &release.spans)?;
-    let trace_text = release.trace_id.to_text();
-    let trace_id = PyString::new(py, &trace_text);
+    // The builder keeps the last trace id's string: the one the spans just built carry.
+    let trace_id = match &release.trace_id {
+        TraceKey::Id(id) => builder.trace_id(id),
+        TraceKey::Text(text) => PyString::new(py, text),
+    };
     let Some((tree, decoded)) = native_tree(&release.spans) else {
         let trace = trace_of(trace_id.as_any(), &spans, release.incomplete)?;
         let logs = records(py, builder, &release.logs)?;
@@ -183,7 +186,7 @@ fn released_trace<'py>(
         release.incomplete,
     )?;
     let ordered: Vec<&model::Span> = tree.ordered.iter().map(|&index| decoded[index]).collect();
-    let facts = JoinFacts::of_decoded(&trace_text, &ordered);
+    let facts = JoinFacts::of_decoded(trace_id.to_str()?, &ordered);
     if !release.logs.is_empty() {
         match decoded_logs(&release.logs) {
             Some(logs) => {

@@ -912,8 +912,9 @@ impl<'py> Builder<'py> {
         }
     }
 
-    /// The hex string of a trace id, the last one's when it is the same.
-    fn trace_id(&mut self, id: &[u8; 16]) -> Bound<'py, PyString> {
+    /// The hex string of a trace id, the last one's when it is the same: a released
+    /// trace's own id is the string its span records were just given.
+    pub(crate) fn trace_id(&mut self, id: &[u8; 16]) -> Bound<'py, PyString> {
         match &self.trace_id {
             Some((last, text)) if last == id => text.clone(),
             _ => {
