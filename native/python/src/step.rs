@@ -358,24 +358,6 @@ impl StepBuilder {
         dict_record(self.step_alloc, self.step.bind(values.py()), &values)
     }
 
-    /// `object.__new__(cls)`: a record of class `cls` with no field set yet.
-    fn blank<'py>(&self, cls: &Bound<'py, PyType>) -> PyResult<Bound<'py, PyAny>> {
-        let py = cls.py();
-        // SAFETY: `object_new` is `object`'s `tp_new`, called as `object.__new__(cls)` calls
-        // it (no arguments); `cls` is a live class checked in `new` to inherit it. It
-        // returns a new reference or NULL with an exception set.
-        unsafe {
-            Bound::from_owned_ptr_or_err(
-                py,
-                (self.object_new)(
-                    cls.as_type_ptr(),
-                    PyTuple::empty(py).as_ptr(),
-                    std::ptr::null_mut(),
-                ),
-            )
-        }
-    }
-
     /// The exact type draft field `name`'s value must have (`None`: any), or `None` when
     /// `name` is no step field.
     fn field_type<'py>(&self, name: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -588,7 +570,7 @@ impl StepBuilder {
         let (trace_key, span_key) = (intern!(py, "trace_id"), intern!(py, "span_id"));
         if trace_id.is_exact_instance_of::<PyString>() && span_id.is_exact_instance_of::<PyString>()
         {
-            let record = self.blank(cls)?;
+            let record = blank(self.object_new, cls)?;
             set_field(&record, trace_key, trace_id)?;
             set_field(&record, span_key, span_id)?;
             return Ok(record);
